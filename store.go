@@ -1,0 +1,239 @@
+package gtc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+)
+
+// Key identifies a stored item. (DatasetName, ID) alone is unique; Bucket is the storage
+// partition and must match for reads by key.
+type Key struct {
+	DatasetName string
+	Bucket      string
+	ID          string
+}
+
+func (k Key) String() string { return k.DatasetName + "/" + k.Bucket + "/" + k.ID }
+
+// Store errors (export-storage-migration.md §3.4.4). Stores wrap every driver or SDK error
+// into one of these, keeping the cause for logs, so errors.Is works on both.
+var (
+	ErrNotFound               = errors.New("store: not found")
+	ErrConflict               = errors.New("store: already exists")
+	ErrPreconditionFailed     = errors.New("store: etag mismatch")
+	ErrConcurrentModification = errors.New("store: concurrent modification")
+	ErrNoChange               = errors.New("store: no change")
+	ErrInvalidArgument        = errors.New("store: invalid argument")
+	ErrTooLarge               = errors.New("store: document too large")
+	ErrUnavailable            = errors.New("store: unavailable")
+)
+
+// ConflictError reports a create of a (datasetName, id) that already exists.
+type ConflictError struct {
+	Existing Key
+}
+
+func (e *ConflictError) Error() string { return "store: already exists: " + e.Existing.String() }
+
+// Unwrap makes errors.Is(err, ErrConflict) hold.
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// MaxItemBytes is the largest canonical document a store accepts (1.5 MiB).
+const MaxItemBytes = 1572864
+
+// Store is one backend holding every persisted entity of the product.
+type Store interface {
+	Items() ItemStore
+	Curation() CurationStore
+	// Ping does one trivial read; /readyz calls it with a 2 s deadline.
+	Ping(ctx context.Context) error
+	// Backend names the implementation ("sqlite", "cosmos").
+	Backend() string
+	Close() error
+}
+
+// ItemStore keeps ground-truth items (export-storage-migration.md §3.2–§3.4).
+type ItemStore interface {
+	Get(ctx context.Context, k Key) (*Item, error)
+	Locate(ctx context.Context, datasetName, id string) (Key, error)
+	Create(ctx context.Context, it *Item) (*Item, error)
+	Replace(ctx context.Context, prev, next *Item) (*Item, error)
+	DeleteDataset(ctx context.Context, datasetName string) (DatasetDeletion, error)
+
+	Query(ctx context.Context, q Query) (QueryPage, error)
+	QueryAll(ctx context.Context, q Query) iter.Seq2[*Item, error]
+	Count(ctx context.Context, f Filter) (int, error)
+	Scan(ctx context.Context, s ScanSpec, cursor string, limit int) (ScanPage, error)
+
+	CountByStatus(ctx context.Context) (map[Status]int, error)
+	Datasets(ctx context.Context) ([]string, error)
+}
+
+// CurationStore keeps one curation-instructions document per dataset.
+type CurationStore interface {
+	Get(ctx context.Context, datasetName string) (*CurationInstructions, error)
+	// Put creates (ifMatch == "") or replaces (ifMatch != "") the dataset's document.
+	// Create of an existing document → ErrConflict; replace of a missing one → ErrNotFound;
+	// a stale token → ErrPreconditionFailed.
+	Put(ctx context.Context, doc *CurationInstructions, ifMatch string) (*CurationInstructions, bool, error)
+}
+
+// CurationInstructions is the curation guide of one dataset.
+type CurationInstructions struct {
+	DatasetName  string
+	Instructions string
+	UpdatedAt    time.Time
+	UpdatedBy    *string
+	ETag         string
+}
+
+// Filter selects items; every set field must match (AND).
+type Filter struct {
+	Statuses       []Status // OR; empty = every status
+	DatasetNames   []string // exact, OR; empty = every dataset
+	DatasetPrefix  string   // byte prefix of datasetName; "" = none
+	AllTags        []string // each must be in manualTags ∪ computedTags (exact)
+	NoneOfTags     []string // none may be
+	IDContains     string   // case-sensitive substring of id
+	Keyword        string   // already lower-cased; substring of the search text
+	RefURLContains []string // each a case-sensitive substring of some reference URL
+	AssignedTo     *string  // exact; a pointer to "" means unassigned
+}
+
+// SortKey names an ordering (export-storage-migration.md §3.4.2).
+type SortKey string
+
+// The orderings every store offers.
+const (
+	SortReviewedAt SortKey = "reviewedAt"
+	SortUpdatedAt  SortKey = "updatedAt"
+	SortID         SortKey = "id"
+	SortHasAnswer  SortKey = "hasAnswer"
+	SortTagCount   SortKey = "tagCount"
+	SortReferences SortKey = "references"
+	SortAssignedAt SortKey = "assignedAt" // ascending only
+	SortRecent     SortKey = "recent"     // ascending only: updatedAt desc, then id asc
+)
+
+// Valid reports whether k is a known ordering.
+func (k SortKey) Valid() bool {
+	switch k {
+	case SortReviewedAt, SortUpdatedAt, SortID, SortHasAnswer, SortTagCount, SortReferences, SortAssignedAt, SortRecent:
+		return true
+	}
+	return false
+}
+
+// Query asks for one page of matching items in one order.
+type Query struct {
+	Filter Filter
+	Sort   SortKey
+	Desc   bool
+	Offset int // ≥ 0
+	Limit  int // 1–1000
+}
+
+// MaxQueryLimit is the largest page a store serves.
+const MaxQueryLimit = 1000
+
+// Validate checks the query's shape.
+func (q Query) Validate() error {
+	if !q.Sort.Valid() {
+		return fmt.Errorf("%w: unknown sort %q", ErrInvalidArgument, q.Sort)
+	}
+	if q.Desc && (q.Sort == SortAssignedAt || q.Sort == SortRecent) {
+		return fmt.Errorf("%w: sort %q is ascending only", ErrInvalidArgument, q.Sort)
+	}
+	if q.Offset < 0 || q.Limit < 1 || q.Limit > MaxQueryLimit {
+		return fmt.Errorf("%w: offset %d, limit %d", ErrInvalidArgument, q.Offset, q.Limit)
+	}
+	return nil
+}
+
+// QueryPage is one page of a query with the exact number of matches.
+type QueryPage struct {
+	Items []*Item
+	Total int
+}
+
+// ScanOrder selects the order of a scan.
+type ScanOrder int
+
+// Scan orders.
+const (
+	ByDatasetID ScanOrder = iota // (datasetName, id) ascending, keyset; exports, recompute
+	AnyOrder                     // whatever is cheapest
+)
+
+// ScanSpec selects the items of a scan.
+type ScanSpec struct {
+	Statuses     []Status
+	DatasetNames []string
+	Order        ScanOrder
+}
+
+// ScanPage is one batch of a scan; Next is "" when the scan is finished.
+type ScanPage struct {
+	Items []*Item
+	Next  string
+}
+
+// DatasetDeletion counts what DeleteDataset removed.
+type DatasetDeletion struct {
+	Items    int
+	Curation bool
+}
+
+// UpdateAttempts is how many times Update tries before giving up on a contended item.
+const UpdateAttempts = 3
+
+// Update reads k, calls fn on a deep copy and writes the result conditionally on the ETag it
+// read. On a lost race it reads again and calls fn again, 3 attempts in all, then
+// ErrConcurrentModification. fn returning ErrNoChange skips the write and returns the item
+// as read.
+func Update(ctx context.Context, s ItemStore, k Key, fn func(cur *Item) (*Item, error)) (*Item, error) {
+	for range UpdateAttempts {
+		cur, err := s.Get(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		next, err := fn(cur.Clone())
+		if errors.Is(err, ErrNoChange) {
+			return cur, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out, err := s.Replace(ctx, cur, next)
+		if errors.Is(err, ErrPreconditionFailed) {
+			continue
+		}
+		return out, err
+	}
+	return nil, ErrConcurrentModification
+}
+
+// SoftDelete sets status deleted and keeps the assignment (api.md §2.6). expect is the
+// client's token ("" = none); a non-empty token that does not match gives
+// ErrPreconditionFailed and is never retried. prepare stamps updatedAt and refreshes the
+// computed tags. An item that is already deleted is returned without a write.
+func SoftDelete(ctx context.Context, s ItemStore, k Key, expect string, prepare func(*Item) error) (*Item, error) {
+	return Update(ctx, s, k, func(cur *Item) (*Item, error) {
+		if expect != "" && !SameETag(expect, cur.ETag) {
+			return nil, ErrPreconditionFailed
+		}
+		if cur.Status == StatusDeleted {
+			return nil, ErrNoChange
+		}
+		cur.Status = StatusDeleted
+		if prepare != nil {
+			if err := prepare(cur); err != nil {
+				return nil, err
+			}
+		}
+		return cur, nil
+	})
+}
