@@ -854,6 +854,8 @@ type ItemPatch struct {
 	Approve        Opt[bool] // assignments route only
 	// HasComputedTags and HasTags record the output-only keys, refused after the lookup.
 	HasComputedTags, HasTags bool
+	// Keys lists the body's keys in document order, so problems are reported in that order.
+	Keys []string
 }
 
 var historyPatchKeys = map[string]bool{"role": true, "msg": true, "content": true, "turnId": true, "stepId": true,
@@ -874,6 +876,7 @@ func DecodeItemPatch(body []byte, allowApprove bool) (*ItemPatch, error) {
 	}
 	pt := &ItemPatch{}
 	for _, m := range v.obj {
+		pt.Keys = append(pt.Keys, m.key)
 		fp := fieldPath("").key(m.key)
 		val := m.val
 		null := val.kind == jNull

@@ -23,33 +23,33 @@ const RAGCompatSlot = "rag-compat"
 // it (domain-and-tags.md §1). Free-form values are kept as raw JSON so numbers round-trip
 // exactly; a RawMessage is never modified in place, so copies may share it.
 type Item struct {
-	ID            string
-	DatasetName   string
-	Bucket        string
-	Status        Status
-	DocType       string
-	SchemaVersion string
-	ManualTags    []string
-	ComputedTags  []string
-	Comment       string
-	AssignedTo    *string
-	AssignedAt    *time.Time
-	UpdatedAt     time.Time
-	UpdatedBy     *string
-	ReviewedAt    *time.Time
-	ETag          string
-	ScenarioID    string
-	History       []HistoryEntry
+	ID             string
+	DatasetName    string
+	Bucket         string
+	Status         Status
+	DocType        string
+	SchemaVersion  string
+	ManualTags     []string
+	ComputedTags   []string
+	Comment        string
+	AssignedTo     *string
+	AssignedAt     *time.Time
+	UpdatedAt      time.Time
+	UpdatedBy      *string
+	ReviewedAt     *time.Time
+	ETag           string
+	ScenarioID     string
+	History        []HistoryEntry
 	ContextEntries []ContextEntry
-	TraceIDs      map[string]string // nil is JSON null
-	ToolCalls     []ToolCall
-	ExpectedTools ExpectedTools
-	Feedback      []FeedbackEntry
-	Metadata      json.RawMessage // a JSON object
-	Plugins       map[string]PluginPayload
-	CreatedBy     *string
-	CreatedAt     *time.Time
-	TracePayload  json.RawMessage // a JSON object
+	TraceIDs       map[string]string // nil is JSON null
+	ToolCalls      []ToolCall
+	ExpectedTools  ExpectedTools
+	Feedback       []FeedbackEntry
+	Metadata       json.RawMessage // a JSON object
+	Plugins        map[string]PluginPayload
+	CreatedBy      *string
+	CreatedAt      *time.Time
+	TracePayload   json.RawMessage // a JSON object
 }
 
 // HistoryEntry is one conversation turn.
@@ -71,7 +71,7 @@ type ContextEntry struct {
 type ToolCall struct {
 	ID            string
 	Name          string
-	CallType      string // "tool" or "subagent"
+	CallType      string          // "tool" or "subagent"
 	Arguments     json.RawMessage // object, or nil for null
 	Agent         *string
 	StepNumber    *int64
@@ -111,21 +111,21 @@ var emptyObject = json.RawMessage(`{}`)
 // NewItem returns an item with every default of domain-and-tags.md §1.1 set.
 func NewItem(datasetName, id string) *Item {
 	return &Item{
-		ID:            id,
-		DatasetName:   datasetName,
-		Status:        StatusDraft,
-		DocType:       DocTypeItem,
-		SchemaVersion: SchemaVersionCurrent,
-		ManualTags:    []string{},
-		ComputedTags:  []string{},
-		History:       []HistoryEntry{},
+		ID:             id,
+		DatasetName:    datasetName,
+		Status:         StatusDraft,
+		DocType:        DocTypeItem,
+		SchemaVersion:  SchemaVersionCurrent,
+		ManualTags:     []string{},
+		ComputedTags:   []string{},
+		History:        []HistoryEntry{},
 		ContextEntries: []ContextEntry{},
-		ToolCalls:     []ToolCall{},
-		ExpectedTools: ExpectedTools{Required: []ToolExpectation{}, Optional: []ToolExpectation{}, NotNeeded: []ToolExpectation{}},
-		Feedback:      []FeedbackEntry{},
-		Metadata:      emptyObject,
-		Plugins:       map[string]PluginPayload{},
-		TracePayload:  emptyObject,
+		ToolCalls:      []ToolCall{},
+		ExpectedTools:  ExpectedTools{Required: []ToolExpectation{}, Optional: []ToolExpectation{}, NotNeeded: []ToolExpectation{}},
+		Feedback:       []FeedbackEntry{},
+		Metadata:       emptyObject,
+		Plugins:        map[string]PluginPayload{},
+		TracePayload:   emptyObject,
 	}
 }
 
@@ -649,32 +649,32 @@ func (tc *ToolCall) appendJSON(buf *bytes.Buffer) {
 // --- stored form decoding ------------------------------------------------------------------
 
 type storedItem struct {
-	ID             string                     `json:"id"`
-	DatasetName    string                     `json:"datasetName"`
-	Bucket         string                     `json:"bucket"`
-	Status         Status                     `json:"status"`
-	DocType        string                     `json:"docType"`
-	SchemaVersion  string                     `json:"schemaVersion"`
-	ManualTags     []string                   `json:"manualTags"`
-	ComputedTags   []string                   `json:"computedTags"`
-	Comment        string                     `json:"comment"`
-	AssignedTo     *string                    `json:"assignedTo"`
-	AssignedAt     *time.Time                 `json:"assignedAt"`
-	UpdatedAt      time.Time                  `json:"updatedAt"`
-	UpdatedBy      *string                    `json:"updatedBy"`
-	ReviewedAt     *time.Time                 `json:"reviewedAt"`
-	ScenarioID     string                     `json:"scenarioId"`
-	History        []storedHistory            `json:"history"`
-	ContextEntries []storedContext            `json:"contextEntries"`
-	TraceIDs       map[string]string          `json:"traceIds"`
-	ToolCalls      []storedToolCall           `json:"toolCalls"`
-	ExpectedTools  storedExpectedTools        `json:"expectedTools"`
-	Feedback       []storedFeedback           `json:"feedback"`
-	Metadata       json.RawMessage            `json:"metadata"`
-	Plugins        map[string]storedPlugin    `json:"plugins"`
-	CreatedBy      *string                    `json:"createdBy"`
-	CreatedAt      *time.Time                 `json:"createdAt"`
-	TracePayload   json.RawMessage            `json:"tracePayload"`
+	ID             string                  `json:"id"`
+	DatasetName    string                  `json:"datasetName"`
+	Bucket         string                  `json:"bucket"`
+	Status         Status                  `json:"status"`
+	DocType        string                  `json:"docType"`
+	SchemaVersion  string                  `json:"schemaVersion"`
+	ManualTags     []string                `json:"manualTags"`
+	ComputedTags   []string                `json:"computedTags"`
+	Comment        string                  `json:"comment"`
+	AssignedTo     *string                 `json:"assignedTo"`
+	AssignedAt     *time.Time              `json:"assignedAt"`
+	UpdatedAt      time.Time               `json:"updatedAt"`
+	UpdatedBy      *string                 `json:"updatedBy"`
+	ReviewedAt     *time.Time              `json:"reviewedAt"`
+	ScenarioID     string                  `json:"scenarioId"`
+	History        []storedHistory         `json:"history"`
+	ContextEntries []storedContext         `json:"contextEntries"`
+	TraceIDs       map[string]string       `json:"traceIds"`
+	ToolCalls      []storedToolCall        `json:"toolCalls"`
+	ExpectedTools  storedExpectedTools     `json:"expectedTools"`
+	Feedback       []storedFeedback        `json:"feedback"`
+	Metadata       json.RawMessage         `json:"metadata"`
+	Plugins        map[string]storedPlugin `json:"plugins"`
+	CreatedBy      *string                 `json:"createdBy"`
+	CreatedAt      *time.Time              `json:"createdAt"`
+	TracePayload   json.RawMessage         `json:"tracePayload"`
 }
 
 type storedHistory struct {

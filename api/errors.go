@@ -1,0 +1,127 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gtc-dev/gtc"
+)
+
+// statusOf maps every gtc error code to its HTTP status (api.md §1.6). It is the one place
+// where codes meet statuses.
+var statusOf = map[string]int{
+	gtc.CodeInvalidQuery:           http.StatusBadRequest,
+	gtc.CodeInvalidStatus:          http.StatusBadRequest,
+	gtc.CodeInvalidField:           http.StatusBadRequest,
+	gtc.CodeFieldNotAllowed:        http.StatusBadRequest,
+	gtc.CodeInvalidTagFormat:       http.StatusBadRequest,
+	gtc.CodeTagRuleViolation:       http.StatusBadRequest,
+	gtc.CodeInvalidApproval:        http.StatusBadRequest,
+	gtc.CodeItemTooLarge:           http.StatusBadRequest,
+	gtc.CodeBadRequest:             http.StatusBadRequest,
+	gtc.CodeUnauthenticated:        http.StatusUnauthorized,
+	gtc.CodeForbidden:              http.StatusForbidden,
+	gtc.CodeAssignmentOwnership:    http.StatusForbidden,
+	gtc.CodeRoleRequired:           http.StatusForbidden,
+	gtc.CodeNotFound:               http.StatusNotFound,
+	gtc.CodeRouteNotFound:          http.StatusNotFound,
+	gtc.CodeMethodNotAllowed:       http.StatusMethodNotAllowed,
+	gtc.CodeAssignmentConflict:     http.StatusConflict,
+	gtc.CodeConcurrentModification: http.StatusConflict,
+	gtc.CodeETagRequired:           http.StatusPreconditionFailed,
+	gtc.CodeETagMismatch:           http.StatusPreconditionFailed,
+	gtc.CodeBodyTooLarge:           http.StatusRequestEntityTooLarge,
+	gtc.CodeUnsupportedMediaType:   http.StatusUnsupportedMediaType,
+	gtc.CodeValidation:             http.StatusUnprocessableEntity,
+	gtc.CodeInvalidJSON:            http.StatusUnprocessableEntity,
+	gtc.CodeInternal:               http.StatusInternalServerError,
+	gtc.CodeStoreUnavailable:       http.StatusServiceUnavailable,
+	gtc.CodeNotReady:               http.StatusServiceUnavailable,
+}
+
+// errorBody is the JSON of every response with status ≥ 400.
+type errorBody struct {
+	Detail string           `json:"detail"`
+	Status int              `json:"status"`
+	Code   string           `json:"code"`
+	Errors []gtc.FieldError `json:"errors,omitempty"`
+}
+
+// writeError answers with the error body of e.
+func writeError(c echo.Context, e *gtc.Error) error {
+	status, ok := statusOf[e.Code]
+	if !ok {
+		status = http.StatusBadRequest
+	}
+	if len(e.Extra) == 0 {
+		return writeJSON(c, status, errorBody{Detail: e.Message, Status: status, Code: e.Code, Errors: e.Fields})
+	}
+	body := map[string]any{"detail": e.Message, "status": status, "code": e.Code}
+	if len(e.Fields) > 0 {
+		body["errors"] = e.Fields
+	}
+	for k, v := range e.Extra {
+		body[k] = v
+	}
+	return writeJSON(c, status, body)
+}
+
+// errorHandler is echo's HTTPErrorHandler: it turns every error a handler returns into the
+// product's error body. Internal errors are logged with the request id and answered with a
+// fixed text; their details never reach the client.
+func (s *Server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	if e, ok := gtc.AsError(err); ok {
+		_ = writeError(c, e)
+		return
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		switch he.Code {
+		case http.StatusNotFound:
+			_ = writeError(c, &gtc.Error{Code: gtc.CodeRouteNotFound, Message: "Not Found"})
+		case http.StatusMethodNotAllowed:
+			_ = writeError(c, &gtc.Error{Code: gtc.CodeMethodNotAllowed, Message: "Method Not Allowed"})
+		case http.StatusRequestEntityTooLarge:
+			_ = writeError(c, s.bodyTooLarge())
+		default:
+			msg := http.StatusText(he.Code)
+			_ = writeJSON(c, he.Code, errorBody{Detail: msg, Status: he.Code, Code: gtc.CodeBadRequest})
+		}
+		return
+	}
+	ctx := c.Request().Context()
+	switch {
+	case errors.Is(err, gtc.ErrUnavailable):
+		s.log.ErrorContext(ctx, "store unavailable", "request_id", requestID(c), "err", err)
+		_ = writeError(c, &gtc.Error{Code: gtc.CodeStoreUnavailable, Message: "The store is not reachable; retry later"})
+		return
+	case errors.Is(err, context.DeadlineExceeded):
+		s.log.ErrorContext(ctx, "request deadline exceeded", "request_id", requestID(c), "err", err)
+		_ = writeError(c, &gtc.Error{Code: gtc.CodeStoreUnavailable, Message: "The request took too long; retry later"})
+		return
+	case errors.Is(err, context.Canceled):
+		// The client went away; nobody reads the answer.
+		c.Response().WriteHeader(499)
+		return
+	}
+	s.log.ErrorContext(ctx, "internal error", "request_id", requestID(c), "route", c.Path(), "err", err)
+	_ = writeError(c, &gtc.Error{Code: gtc.CodeInternal, Message: "Internal server error"})
+}
+
+func logLevelFor(status int) slog.Level {
+	switch {
+	case status >= 500:
+		return slog.LevelError
+	case status >= 400:
+		return slog.LevelInfo
+	default:
+		return slog.LevelInfo
+	}
+}

@@ -1,0 +1,274 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/api"
+	"github.com/gtc-dev/gtc/api/openapi"
+	"github.com/gtc-dev/gtc/storage/sqlite"
+	"github.com/gtc-dev/gtc/tagging"
+)
+
+// harness runs the real server (SQLite on a real file, the real tag pipeline) behind
+// httptest, and validates every response it receives against the server's own OpenAPI
+// document, so the document cannot drift from the code.
+type harness struct {
+	t      *testing.T
+	srv    *httptest.Server
+	api    *api.Server
+	store  gtc.Store
+	clock  *gtc.FakeClock
+	router routers.Router
+}
+
+var t0 = time.Date(2025, 1, 2, 10, 0, 0, 0, time.UTC)
+
+func newHarness(t *testing.T, mods ...func(*api.Options)) *harness {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "gtc.db"), Synchronous: "NORMAL"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	reg, err := tagging.NewDefaultRegistry()
+	require.NoError(t, err)
+	groups, err := tagging.LoadGroups("")
+	require.NoError(t, err)
+	validators, err := tagging.NewValidators(nil, groups.Schema())
+	require.NoError(t, err)
+	clock := gtc.NewFakeClock(t0)
+	cur := gtc.NewCurator(st, tagging.NewPipeline(reg, validators, nil), clock, gtc.NewIDGenerator(rand.Reader), nil)
+	opts := api.Options{
+		Prefix: "/v1", MaxBodyBytes: 10 << 20, RequestTimeout: time.Minute,
+		Auth:               api.AuthOptions{DevUserID: "anonymous"},
+		Frontend:           api.FrontendConfig{SelfServeLimit: 10},
+		PaginationMinLimit: 1, PaginationMaxLimit: 100, Version: "test-version",
+	}
+	for _, m := range mods {
+		m(&opts)
+	}
+	srv := api.New(cur, nil, opts)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	h := &harness{t: t, srv: ts, api: srv, store: st, clock: clock}
+	h.loadDocument()
+	return h
+}
+
+// loadDocument loads the document the server serves (TestDocumentMatchesRoutes proves the
+// served bytes are this document).
+func (h *harness) loadDocument() {
+	h.t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromData(openapi.Document("/v1", "test-version").JSON())
+	require.NoError(h.t, err)
+	r, err := legacy.NewRouter(doc)
+	require.NoError(h.t, err)
+	h.router = r
+}
+
+// response is what a request got back.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic value.
+func (r *response) JSON(t *testing.T) any {
+	t.Helper()
+	var v any
+	d := json.NewDecoder(bytes.NewReader(r.Body))
+	d.UseNumber()
+	require.NoError(t, d.Decode(&v), string(r.Body))
+	return v
+}
+
+// Object decodes an object body.
+func (r *response) Object(t *testing.T) map[string]any {
+	t.Helper()
+	m, ok := r.JSON(t).(map[string]any)
+	require.True(t, ok, "body is not an object: %s", r.Body)
+	return m
+}
+
+// Array decodes an array body.
+func (r *response) Array(t *testing.T) []any {
+	t.Helper()
+	a, ok := r.JSON(t).([]any)
+	require.True(t, ok, "body is not an array: %s", r.Body)
+	return a
+}
+
+// req describes one request; Body may be a string or []byte (sent as is) or any value
+// (sent as JSON).
+type req struct {
+	Method  string
+	Path    string
+	Body    any
+	Header  map[string]string
+	NoCT    bool // send no Content-Type
+	NoCheck bool // the request is not a documented operation (unknown route, wrong method)
+}
+
+func (h *harness) do(r req) *response {
+	h.t.Helper()
+	var body io.Reader
+	var raw []byte
+	switch b := r.Body.(type) {
+	case nil:
+	case string:
+		raw = []byte(b)
+	case []byte:
+		raw = b
+	default:
+		var err error
+		raw, err = json.Marshal(b)
+		require.NoError(h.t, err)
+	}
+	if raw != nil {
+		body = bytes.NewReader(raw)
+	}
+	hr, err := http.NewRequest(r.Method, h.srv.URL+r.Path, body)
+	require.NoError(h.t, err)
+	if !r.NoCT {
+		// The curator web frontend sends this on every request, GETs included.
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range r.Header {
+		hr.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(hr)
+	require.NoError(h.t, err)
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	require.NoError(h.t, err)
+	out := &response{Status: res.StatusCode, Header: res.Header, Body: data}
+	h.check(hr, raw, out, r.NoCheck)
+	return out
+}
+
+func (h *harness) get(path string) *response { return h.do(req{Method: http.MethodGet, Path: path}) }
+
+// check validates the response against the document, and the error body shape of every
+// status ≥ 400 (api.md §1.6).
+func (h *harness) check(hr *http.Request, reqBody []byte, res *response, noRoute bool) {
+	h.t.Helper()
+	require.Equal(h.t, "nosniff", res.Header.Get("X-Content-Type-Options"))
+	require.NotEmpty(h.t, res.Header.Get("X-Request-Id"))
+	if res.Status >= 400 {
+		require.Equal(h.t, "application/json", res.Header.Get("Content-Type"), "error bodies are JSON")
+		var eb map[string]any
+		require.NoError(h.t, json.Unmarshal(res.Body, &eb), "error body must be JSON: %q", res.Body)
+		require.IsType(h.t, "", eb["detail"], "detail must be a string: %s", res.Body)
+		require.NotEmpty(h.t, eb["detail"])
+		require.EqualValues(h.t, res.Status, eb["status"], "status key equals the HTTP status")
+		require.IsType(h.t, "", eb["code"])
+	}
+	if noRoute {
+		return
+	}
+	// The request as the document sees it (the URL must be absolute for the router).
+	vr := hr.Clone(context.Background())
+	route, params, err := h.router.FindRoute(vr)
+	require.NoError(h.t, err, "%s %s is not in the OpenAPI document", hr.Method, hr.URL.Path)
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: vr, PathParams: params, Route: route},
+		Status:                 res.Status,
+		Header:                 res.Header,
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	in.SetBodyBytes(res.Body)
+	err = openapi3filter.ValidateResponse(context.Background(), in)
+	require.NoError(h.t, err, "%s %s → %d does not match the document: %s", hr.Method, hr.URL.Path, res.Status, res.Body)
+	_ = reqBody
+}
+
+// importItems imports items and requires them all to succeed; it returns the response.
+func (h *harness) importItems(items ...map[string]any) map[string]any {
+	h.t.Helper()
+	if items == nil {
+		items = []map[string]any{}
+	}
+	res := h.do(req{Method: http.MethodPost, Path: "/v1/ground-truths", Body: items})
+	require.Equal(h.t, http.StatusOK, res.Status, string(res.Body))
+	obj := res.Object(h.t)
+	require.Equal(h.t, json.Number(strconv.Itoa(len(items))), obj["imported"], string(res.Body))
+	return obj
+}
+
+// item fetches one item by (dataset, id) through the store and returns its API JSON.
+func (h *harness) item(dataset, id string) map[string]any {
+	h.t.Helper()
+	k, err := h.store.Items().Locate(context.Background(), dataset, id)
+	require.NoError(h.t, err)
+	res := h.get(itemPath(k))
+	require.Equal(h.t, http.StatusOK, res.Status, string(res.Body))
+	return res.Object(h.t)
+}
+
+func itemPath(k gtc.Key) string {
+	return "/v1/ground-truths/" + pathEscape(k.DatasetName) + "/" + k.Bucket + "/" + pathEscape(k.ID)
+}
+
+func (h *harness) key(dataset, id string) gtc.Key {
+	h.t.Helper()
+	k, err := h.store.Items().Locate(context.Background(), dataset, id)
+	require.NoError(h.t, err)
+	return k
+}
+
+// snapshot returns every stored item's canonical document and ETag, to prove that a
+// refused request changed nothing.
+func (h *harness) snapshot() []string {
+	h.t.Helper()
+	var out []string
+	for it, err := range h.store.Items().QueryAll(context.Background(), gtc.Query{Sort: gtc.SortID, Limit: 1000}) {
+		require.NoError(h.t, err)
+		out = append(out, it.ETag+" "+string(it.CanonicalJSON()))
+	}
+	ds, err := h.store.Items().Datasets(context.Background())
+	require.NoError(h.t, err)
+	for _, d := range ds {
+		c, err := h.store.Curation().Get(context.Background(), d)
+		if err == nil {
+			out = append(out, "curation "+d+" "+c.ETag+" "+c.Instructions)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func pathEscape(s string) string {
+	r := strings.NewReplacer("%", "%25", "/", "%2F", "?", "%3F", "#", "%23", " ", "%20")
+	return r.Replace(s)
+}
+
+// basicItem is a valid import element.
+func basicItem(dataset, id string) map[string]any {
+	return map[string]any{
+		"id": id, "datasetName": dataset,
+		"history": []any{
+			map[string]any{"role": "user", "msg": "Where do I download the installer?"},
+			map[string]any{"role": "assistant", "msg": "Use the download page."},
+		},
+		"manualTags": []any{"source:sme"},
+	}
+}

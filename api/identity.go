@@ -1,0 +1,230 @@
+package api
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gtc-dev/gtc"
+)
+
+// AuthOptions configure how the caller of a request is worked out (api.md §1.5).
+type AuthOptions struct {
+	// EasyAuth selects Easy Auth headers; false is dev mode.
+	EasyAuth            bool
+	DevUserID           string
+	DevUserRoles        []string
+	AnonymousPaths      []string
+	AllowedEmailDomains []string
+	AllowedObjectIDs    []string
+}
+
+const maxUserIDChars = 256
+
+// identity resolves the caller and stores it in the request context. /healthz and /readyz
+// are always anonymous; in Easy Auth mode so are the configured extra paths.
+func (s *Server) identity(next echo.HandlerFunc) echo.HandlerFunc {
+	anon := map[string]bool{"/healthz": true, "/readyz": true}
+	for _, p := range s.opts.Auth.AnonymousPaths {
+		anon[p] = true
+	}
+	return func(c echo.Context) error {
+		r := c.Request()
+		var caller gtc.Caller
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+			// Probes are anonymous in every mode; no header can make them fail.
+			caller = gtc.Caller{UserID: "anonymous"}
+		} else if !s.opts.Auth.EasyAuth {
+			var err error
+			caller, err = s.devCaller(c)
+			if err != nil {
+				return err
+			}
+		} else if !anon[r.URL.Path] {
+			p, ok := readPrincipal(r.Header)
+			if !ok {
+				return &gtc.Error{Code: gtc.CodeUnauthenticated, Message: "Unauthorized"}
+			}
+			if !s.allowed(p) {
+				return &gtc.Error{Code: gtc.CodeForbidden, Message: "Forbidden"}
+			}
+			caller = gtc.Caller{UserID: p.userID(), Roles: p.roles}
+		} else {
+			caller = gtc.Caller{UserID: "anonymous"}
+		}
+		c.Set(ctxUser, caller.UserID)
+		c.SetRequest(r.WithContext(gtc.WithCaller(r.Context(), caller)))
+		return next(c)
+	}
+}
+
+func (s *Server) devCaller(c echo.Context) (gtc.Caller, error) {
+	h := c.Request().Header
+	id := strings.TrimSpace(h.Get("X-User-Id"))
+	if utf8.RuneCountInString(id) > maxUserIDChars {
+		return gtc.Caller{}, gtc.ValidationError([]gtc.FieldError{{Field: "header.X-User-Id", Message: "must be at most 256 characters"}})
+	}
+	if id == "" {
+		id = s.opts.Auth.DevUserID
+	}
+	roles := s.opts.Auth.DevUserRoles
+	if vals, ok := h["X-User-Roles"]; ok {
+		roles = nil
+		for _, v := range vals {
+			roles = append(roles, splitRoles(v)...)
+		}
+	}
+	return gtc.Caller{UserID: id, Roles: roles}, nil
+}
+
+func splitRoles(v string) []string {
+	var out []string
+	for _, r := range strings.Split(v, ",") {
+		if r = strings.ToLower(strings.TrimSpace(r)); r != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+type principal struct {
+	objectID string
+	email    string
+	name     string
+	roles    []string
+}
+
+// userID is the e-mail, else the object id, else the name, else "anonymous".
+func (p principal) userID() string {
+	for _, v := range []string{p.email, p.objectID, p.name} {
+		if v != "" {
+			return v
+		}
+	}
+	return "anonymous"
+}
+
+type clientPrincipal struct {
+	AuthType string `json:"auth_typ"`
+	NameType string `json:"name_typ"`
+	RoleType string `json:"role_typ"`
+	Claims   []struct {
+		Type  string `json:"typ"`
+		Value string `json:"val"`
+	} `json:"claims"`
+}
+
+var (
+	objectIDClaims = []string{"oid", "http://schemas.microsoft.com/identity/claims/objectidentifier"}
+	emailClaims    = []string{"preferred_username", "emails", "email", "upn",
+		"http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress",
+		"http://schemas.xmlsoap.org/ws/2005/05/identity/claims/upn"}
+	nameClaim = "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name"
+	roleClaim = "http://schemas.microsoft.com/ws/2008/06/identity/claims/role"
+)
+
+// readPrincipal reads X-MS-CLIENT-PRINCIPAL (base64 JSON), or falls back to the
+// X-MS-CLIENT-PRINCIPAL-NAME / -ID pair when that header is missing. A header that is
+// present but unreadable counts as no principal.
+func readPrincipal(h map[string][]string) (principal, bool) {
+	get := func(k string) (string, bool) {
+		v, ok := h[k]
+		if !ok || len(v) == 0 {
+			return "", false
+		}
+		return v[0], true
+	}
+	raw, present := get("X-Ms-Client-Principal")
+	if !present {
+		name, _ := get("X-Ms-Client-Principal-Name")
+		oid, _ := get("X-Ms-Client-Principal-Id")
+		name, oid = strings.TrimSpace(name), strings.TrimSpace(oid)
+		if name == "" && oid == "" {
+			return principal{}, false
+		}
+		p := principal{name: name, objectID: oid}
+		if strings.Contains(name, "@") {
+			p.email = name
+		}
+		return p, true
+	}
+	data, ok := decodeBase64(strings.TrimSpace(raw))
+	if !ok {
+		return principal{}, false
+	}
+	var cp clientPrincipal
+	if err := json.Unmarshal(data, &cp); err != nil {
+		return principal{}, false
+	}
+	claim := func(types ...string) string {
+		for _, t := range types {
+			if t == "" {
+				continue
+			}
+			for _, c := range cp.Claims {
+				if strings.EqualFold(c.Type, t) && strings.TrimSpace(c.Value) != "" {
+					return strings.TrimSpace(c.Value)
+				}
+			}
+		}
+		return ""
+	}
+	p := principal{
+		objectID: claim(objectIDClaims...),
+		email:    claim(emailClaims...),
+		name:     claim("name", cp.NameType, nameClaim),
+	}
+	for _, c := range cp.Claims {
+		for _, t := range []string{"roles", "role", cp.RoleType, roleClaim} {
+			if t != "" && strings.EqualFold(c.Type, t) {
+				if v := strings.ToLower(strings.TrimSpace(c.Value)); v != "" {
+					p.roles = append(p.roles, v)
+				}
+				break
+			}
+		}
+	}
+	if p.email == "" && strings.Contains(p.name, "@") {
+		p.email = p.name
+	}
+	if p.objectID == "" && p.email == "" && p.name == "" && len(cp.Claims) == 0 {
+		return principal{}, false
+	}
+	return p, true
+}
+
+func decodeBase64(s string) ([]byte, bool) {
+	s = strings.TrimRight(s, "=")
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			return b, true
+		}
+	}
+	return nil, false
+}
+
+// allowed applies the allow-lists: with neither set every principal passes; otherwise the
+// object id or the e-mail domain (text after the last @, exact, case-insensitive) must match.
+func (s *Server) allowed(p principal) bool {
+	a := s.opts.Auth
+	if len(a.AllowedEmailDomains) == 0 && len(a.AllowedObjectIDs) == 0 {
+		return true
+	}
+	for _, id := range a.AllowedObjectIDs {
+		if p.objectID != "" && strings.EqualFold(id, p.objectID) {
+			return true
+		}
+	}
+	if at := strings.LastIndex(p.email, "@"); at >= 0 {
+		domain := p.email[at+1:]
+		for _, d := range a.AllowedEmailDomains {
+			if strings.EqualFold(d, domain) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,157 @@
+package api
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gtc-dev/gtc"
+)
+
+// itemKey reads the three path parameters of an item URL; the bucket must be a UUID.
+func itemKey(c echo.Context, datasetParam string) (gtc.Key, []gtc.FieldError) {
+	k := gtc.Key{DatasetName: param(c, datasetParam), ID: param(c, "item_id")}
+	b, ok := gtc.ParseUUID(param(c, "bucket"))
+	if !ok {
+		return k, []gtc.FieldError{{Field: "path.bucket", Message: "must be a UUID"}}
+	}
+	k.Bucket = b
+	return k, nil
+}
+
+func (s *Server) handleGetItem(c echo.Context) error {
+	k, errs := itemKey(c, "datasetName")
+	if errs != nil {
+		return gtc.ValidationError(errs)
+	}
+	it, err := s.cur.GetItem(c.Request().Context(), k)
+	if err != nil {
+		return err
+	}
+	return writeItem(c, http.StatusOK, it)
+}
+
+// decodePatch checks the path and the PUT body together, so one 422 lists every problem.
+func decodePatch(c echo.Context, datasetParam string, allowApprove bool) (gtc.Key, *gtc.ItemPatch, error) {
+	k, errs := itemKey(c, datasetParam)
+	b := body(c)
+	if b == nil {
+		return k, nil, gtc.ValidationError(append(errs, gtc.FieldError{Field: "body", Message: "required"}))
+	}
+	patch, err := gtc.DecodeItemPatch(b, allowApprove)
+	if err != nil {
+		ge, ok := gtc.AsError(err)
+		if !ok || len(errs) == 0 {
+			return k, nil, err
+		}
+		return k, nil, gtc.ValidationError(append(errs, ge.Fields...))
+	}
+	if errs != nil {
+		return k, nil, gtc.ValidationError(errs)
+	}
+	return k, patch, nil
+}
+
+func (s *Server) handlePutItem(c echo.Context) error {
+	k, patch, err := decodePatch(c, "datasetName", false)
+	if err != nil {
+		return err
+	}
+	it, err := s.cur.UpdateItem(c.Request().Context(), k, patch, c.Request().Header.Get("If-Match"), gtc.CuratorRoute)
+	if err != nil {
+		return err
+	}
+	return writeItem(c, http.StatusOK, it)
+}
+
+func (s *Server) handleDeleteItem(c echo.Context) error {
+	k, errs := itemKey(c, "datasetName")
+	if errs != nil {
+		return gtc.ValidationError(errs)
+	}
+	if err := s.cur.DeleteItem(c.Request().Context(), k, c.Request().Header.Get("If-Match")); err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, map[string]string{"status": "deleted"})
+}
+
+func (s *Server) handleList(c echo.Context) error {
+	req, err := s.parseList(c.Request().URL)
+	if err != nil {
+		return err
+	}
+	page, err := s.cur.List(c.Request().Context(), req)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	buf.WriteString(`{"items":`)
+	appendItems(&buf, page.Items)
+	buf.WriteString(`,"pagination":{"page":`)
+	buf.WriteString(strconv.Itoa(page.Page))
+	buf.WriteString(`,"limit":`)
+	buf.WriteString(strconv.Itoa(page.Limit))
+	buf.WriteString(`,"total":`)
+	buf.WriteString(strconv.Itoa(page.Total))
+	buf.WriteString(`,"totalPages":`)
+	buf.WriteString(strconv.Itoa(page.TotalPages))
+	buf.WriteString(`,"hasNext":`)
+	buf.WriteString(strconv.FormatBool(page.HasNext))
+	buf.WriteString(`,"hasPrev":`)
+	buf.WriteString(strconv.FormatBool(page.HasPrev))
+	buf.WriteString(`}}`)
+	return writeRaw(c, http.StatusOK, buf.Bytes())
+}
+
+func (s *Server) handleListDataset(c echo.Context) error {
+	q := newQueryParams(c.Request().URL)
+	st := q.enum("status", statusNames...)
+	if err := q.err(); err != nil {
+		return err
+	}
+	var status *gtc.Status
+	if st != "" {
+		v := gtc.Status(st)
+		status = &v
+	}
+	items, err := s.cur.ListDataset(c.Request().Context(), param(c, "datasetName"), status)
+	if err != nil {
+		return err
+	}
+	return writeItems(c, items)
+}
+
+func (s *Server) handleStats(c echo.Context) error {
+	counts, err := s.cur.Stats(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, struct {
+		Draft    int `json:"draft"`
+		Approved int `json:"approved"`
+		Deleted  int `json:"deleted"`
+	}{counts[gtc.StatusDraft], counts[gtc.StatusApproved], counts[gtc.StatusDeleted]})
+}
+
+func (s *Server) handleImport(c echo.Context) error {
+	q := newQueryParams(c.Request().URL)
+	opts := gtc.ImportOptions{Approve: q.boolean("approve", false), RegisterTags: q.boolean("registerTags", false)}
+	if err := q.err(); err != nil {
+		return err
+	}
+	b, err := requireBody(c)
+	if err != nil {
+		return err
+	}
+	entries, err := gtc.DecodeImport(b)
+	if err != nil {
+		return err
+	}
+	res, err := s.cur.Import(c.Request().Context(), entries, opts)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, res)
+}

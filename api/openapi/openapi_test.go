@@ -1,0 +1,467 @@
+package openapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gtc-dev/gtc/api/openapi"
+)
+
+// load parses the document with kin-openapi and validates it as OpenAPI 3.1.
+func load(t *testing.T, d *openapi.Doc) *openapi3.T {
+	t.Helper()
+	loaded, err := openapi3.NewLoader().LoadFromData(d.JSON())
+	require.NoError(t, err)
+	require.NoError(t, loaded.Validate(context.Background()))
+	return loaded
+}
+
+func TestDocumentIsValidOpenAPI31(t *testing.T) {
+	d := openapi.Document("/v1", "1.2.3")
+	loaded := load(t, d)
+
+	assert.Equal(t, "3.1.0", loaded.OpenAPI)
+	assert.Equal(t, "Ground Truth Curator", loaded.Info.Title)
+	assert.Equal(t, "1.2.3", loaded.Info.Version)
+
+	easy := loaded.Components.SecuritySchemes["easyAuth"].Value
+	require.NotNil(t, easy)
+	assert.Equal(t, []string{"apiKey", "header", "X-MS-CLIENT-PRINCIPAL"}, []string{easy.Type, easy.In, easy.Name})
+	dev := loaded.Components.SecuritySchemes["devUser"].Value
+	require.NotNil(t, dev)
+	assert.Equal(t, []string{"apiKey", "header", "X-User-Id"}, []string{dev.Type, dev.In, dev.Name})
+	assert.Equal(t, openapi3.SecurityRequirements{{"easyAuth": {}}, {"devUser": {}}}, loaded.Security)
+}
+
+func TestJSONIsCompactAndNotHTMLEscaped(t *testing.T) {
+	raw := openapi.Document("/v1", "dev").JSON()
+	assert.True(t, json.Valid(raw))
+	assert.NotContains(t, string(raw), "\n")
+	assert.Contains(t, string(raw), "<datasetName>")
+	assert.NotContains(t, string(raw), `\u003c`)
+	assert.NotContains(t, string(raw), `\u0026`)
+}
+
+func TestPaths(t *testing.T) {
+	for _, prefix := range []string{"/v1", "/api/v2"} {
+		t.Run(prefix, func(t *testing.T) {
+			want := map[string][]string{
+				"/healthz":                              {"GET"},
+				"/readyz":                               {"GET"},
+				prefix + "/openapi.json":                {"GET"},
+				prefix + "/config":                      {"GET"},
+				prefix + "/ground-truths/stats":         {"GET"},
+				prefix + "/ground-truths":               {"GET", "POST"},
+				prefix + "/ground-truths/{datasetName}": {"GET"},
+				prefix + "/ground-truths/{datasetName}/{bucket}/{item_id}": {"DELETE", "GET", "PUT"},
+				prefix + "/datasets": {"GET"},
+				prefix + "/datasets/{datasetName}/curation-instructions": {"GET", "PUT"},
+				prefix + "/datasets/{datasetName}":                       {"DELETE"},
+			}
+			d := openapi.Document(prefix, "dev")
+			assert.Equal(t, want, d.Paths())
+			load(t, d)
+		})
+	}
+}
+
+// requiredComponents are the component names spec/api.md §3.2.1 requires that this document
+// covers so far.
+var requiredComponents = []string{
+	"AgenticGroundTruthEntry-Input", "AgenticGroundTruthEntry-Output", "GroundTruthUpdateRequest",
+	"AssignmentUpdateRequest", "HistoryEntry", "HistoryEntryPatch", "ContextEntry", "ToolCallRecord",
+	"ToolExpectation", "ExpectedTools", "FeedbackEntry", "PluginPayload", "GroundTruthStatus",
+	"SortField", "SortOrder", "GroundTruthListResponse", "PaginationMetadata", "ImportBulkResponse",
+	"BulkImportError", "ImportWarning", "PIIWarning", "DuplicateWarning", "ValidationSummary",
+	"FrontendConfig", "DatasetCurationInstructions", "CurationInstructionsUpdate", "ErrorResponse",
+	"FieldError", "HTTPValidationError",
+}
+
+func TestComponentSchemas(t *testing.T) {
+	d := openapi.Document("/v1", "dev")
+	names := d.SchemaNames()
+	assert.True(t, slices.IsSorted(names))
+	for _, name := range requiredComponents {
+		assert.Contains(t, names, name)
+	}
+	for _, name := range names {
+		s, ok := d.Schema(name)
+		require.True(t, ok, name)
+		assert.Equal(t, name, s["title"], "title of %s", name)
+	}
+
+	_, ok := d.Schema("NoSuchSchema")
+	assert.False(t, ok)
+
+	// Schema hands out copies: changing one must not change the document.
+	s, _ := d.Schema("FieldError")
+	s["title"] = "changed"
+	s["properties"].(map[string]any)["field"] = nil
+	again, _ := d.Schema("FieldError")
+	assert.Equal(t, "FieldError", again["title"])
+	assert.NotNil(t, again["properties"].(map[string]any)["field"])
+}
+
+func TestOutputItemListsEveryKeyOfSection21(t *testing.T) {
+	keys := []string{"id", "datasetName", "bucket", "status", "docType", "schemaVersion", "manualTags",
+		"computedTags", "tags", "comment", "assignedTo", "assignedAt", "updatedAt", "updatedBy",
+		"reviewedAt", "_etag", "scenarioId", "history", "contextEntries", "traceIds", "toolCalls",
+		"expectedTools", "feedback", "metadata", "plugins", "createdBy", "createdAt", "tracePayload"}
+	s, ok := openapi.Document("/v1", "dev").Schema("AgenticGroundTruthEntry-Output")
+	require.True(t, ok)
+	var required []string
+	for _, k := range s["required"].([]any) {
+		required = append(required, k.(string))
+	}
+	assert.ElementsMatch(t, keys, required)
+	assert.Len(t, s["properties"], len(keys))
+	assert.Equal(t, false, s["additionalProperties"])
+}
+
+// Samples copied from spec/api.md.
+const (
+	exampleItem = `{
+  "id": "gt-001", "datasetName": "support", "bucket": "3f0e9a57-55c1-5d0b-9a3e-6b1f9f2d7c10",
+  "status": "draft", "docType": "ground-truth-item", "schemaVersion": "v2",
+  "manualTags": ["source:sme", "topic:install"],
+  "computedTags": ["dataset:support", "question_length:short", "retrieval_behavior:single", "turns:singleturn"],
+  "tags": ["dataset:support", "question_length:short", "retrieval_behavior:single", "source:sme", "topic:install", "turns:singleturn"],
+  "comment": "", "assignedTo": "alice@example.com", "assignedAt": "2025-01-02T10:00:00.000Z",
+  "updatedAt": "2025-01-02T10:00:00.000Z", "updatedBy": null, "reviewedAt": null, "_etag": "\"5a1c0e\"",
+  "scenarioId": "",
+  "history": [{"role": "user", "msg": "Where do I download the installer?", "turnId": "t1"}, {"role": "assistant", "msg": "Use the download page."}],
+  "contextEntries": [], "traceIds": null, "toolCalls": [],
+  "expectedTools": {"required": [], "optional": [], "notNeeded": []},
+  "feedback": [], "metadata": {},
+  "plugins": {"rag-compat": {"kind": "rag-compat", "version": "1.0",
+              "data": {"references": [{"url": "https://docs.example.com/install", "title": "Install", "bonus": false, "visitedAt": "2025-01-02T10:01:00.000Z"}]}}},
+  "createdBy": "importer@example.com", "createdAt": "2025-01-01T09:00:00.000Z", "tracePayload": {}
+}`
+	exampleList = `{"items": [], "pagination": {"page": 2, "limit": 10, "total": 23, "totalPages": 3, "hasNext": true, "hasPrev": true}}`
+
+	exampleImport = `{"imported": 1, "failed": 1,
+ "errors": [{"index": 1, "itemId": "gt-001", "field": "manualTags", "code": "INVALID_TAG", "message": "Unknown tag 'nosuch:tag'."}],
+ "uuids": ["brisk-otter", "gt-001"],
+ "piiWarnings": [{"item_id": "brisk-otter", "field": "history[0].msg", "pattern_type": "email", "snippet": "Contact me at [b***@e***e.com]", "position": 14}],
+ "duplicateWarnings": [],
+ "warnings": [{"index": 0, "itemId": "brisk-otter", "field": null, "code": "OUTPUT_FIELDS_IGNORED", "message": "Ignored output-only fields: _etag, tags"}],
+ "validationSummary": {"total": 2, "succeeded": 1, "failed": 1}}`
+
+	exampleInstructions = `{"id": "curation-instructions|support", "datasetName": "support", "bucket": "00000000-0000-0000-0000-000000000000",
+ "docType": "curation-instructions", "schemaVersion": "v1", "instructions": "# Rules\n…",
+ "updatedAt": "2025-01-02T10:00:00.000Z", "updatedBy": "alice@example.com", "_etag": "\"7b2\""}`
+
+	exampleConfig = `{"requireReferenceVisit": false, "requireKeyParagraph": false, "selfServeLimit": 10, "trustedReferenceDomains": ["docs.example.com"]}`
+)
+
+// withKey returns the JSON object sample with one key set (value nil removes the key).
+func withKey(t *testing.T, sample, key string, value any) string {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(sample), &m))
+	if value == nil {
+		delete(m, key)
+	} else {
+		m[key] = value
+	}
+	out, err := json.Marshal(m)
+	require.NoError(t, err)
+	return string(out)
+}
+
+func TestSamplesAgainstComponentSchemas(t *testing.T) {
+	loaded := load(t, openapi.Document("/v1", "dev"))
+
+	cases := []struct {
+		name, schema, value string
+		valid               bool
+	}{
+		{"example item", "AgenticGroundTruthEntry-Output", exampleItem, true},
+		{"item with an unknown key", "AgenticGroundTruthEntry-Output", withKey(t, exampleItem, "answer", "A."), false},
+		{"item without tags", "AgenticGroundTruthEntry-Output", withKey(t, exampleItem, "tags", nil), false},
+		{"item with null status", "AgenticGroundTruthEntry-Output", strings.Replace(exampleItem, `"status": "draft"`, `"status": null`, 1), false},
+		{"item with a string stepNumber", "AgenticGroundTruthEntry-Output", withKey(t, exampleItem, "toolCalls",
+			[]any{map[string]any{"id": "", "name": "search", "callType": "tool", "arguments": nil, "agent": nil,
+				"stepNumber": "1", "parallelGroup": nil, "parentCallId": nil, "response": nil}}), false},
+		{"item with a full tool call", "AgenticGroundTruthEntry-Output", withKey(t, exampleItem, "toolCalls",
+			[]any{map[string]any{"id": "c1", "name": "search", "callType": "subagent", "arguments": map[string]any{"q": "x"},
+				"agent": "planner", "stepNumber": 0, "parallelGroup": nil, "parentCallId": nil, "response": []any{1, "two"}}}), true},
+		{"item with a partial tool call", "AgenticGroundTruthEntry-Output", withKey(t, exampleItem, "toolCalls",
+			[]any{map[string]any{"name": "search"}}), false},
+
+		{"list page", "GroundTruthListResponse", exampleList, true},
+		{"list page with an item", "GroundTruthListResponse", `{"items": [` + exampleItem + `], "pagination": {"page": 1, "limit": 25, "total": 1, "totalPages": 1, "hasNext": false, "hasPrev": false}}`, true},
+		{"list page without pagination", "GroundTruthListResponse", `{"items": []}`, false},
+
+		{"import report", "ImportBulkResponse", exampleImport, true},
+		{"import report with a bad pattern_type", "ImportBulkResponse", strings.Replace(exampleImport, `"email"`, `"ssn"`, 1), false},
+
+		{"import element, minimal", "AgenticGroundTruthEntry-Input", `{"id": "", "datasetName": "support"}`, true},
+		{"import element, output round-trip", "AgenticGroundTruthEntry-Input", withKey(t, exampleItem, "references", []any{}), true},
+		{"import element, tag string and nulls", "AgenticGroundTruthEntry-Input",
+			`{"id": "a", "datasetName": "d", "manualTags": "source:sme, topic:x", "comment": null, "status": null, "expectedTools": {"required": ["search", {"name": "fetch", "arguments": "x"}]}, "toolCalls": [{"name": "search"}]}`, true},
+		{"import element, legacy key", "AgenticGroundTruthEntry-Input", `{"id": "a", "datasetName": "d", "synthQuestion": "Q?"}`, false},
+		{"import element, null id", "AgenticGroundTruthEntry-Input", `{"id": null, "datasetName": "d"}`, false},
+		{"import element, no datasetName", "AgenticGroundTruthEntry-Input", `{"id": "a"}`, false},
+		{"import element, unknown status", "AgenticGroundTruthEntry-Input", `{"id": "a", "datasetName": "d", "status": "done"}`, false},
+
+		{"curator edit", "GroundTruthUpdateRequest", `{"status": "approved", "manualTags": ["source:sme"], "history": [{"role": "user", "msg": "Q?", "turnId": "t1"}, {"role": "assistant", "content": "A.", "expected_behavior": ["cite"]}], "etag": "5a1c0e", "comment": null}`, true},
+		{"curator edit, null history", "GroundTruthUpdateRequest", `{"history": null}`, true},
+		{"curator edit, tags (rejected by the server with 400)", "GroundTruthUpdateRequest", `{"tags": ["a:b"], "computedTags": 3}`, true},
+		{"curator edit, null expectedTools", "GroundTruthUpdateRequest", `{"expectedTools": null}`, false},
+		{"curator edit, _etag", "GroundTruthUpdateRequest", `{"_etag": "x"}`, false},
+		{"curator edit, approve", "GroundTruthUpdateRequest", `{"approve": true}`, false},
+		{"curator edit, unknown history key", "GroundTruthUpdateRequest", `{"history": [{"role": "user", "msg": "Q", "extra": 1}]}`, false},
+		{"assignee edit, approve", "AssignmentUpdateRequest", `{"approve": true, "etag": "x"}`, true},
+		{"assignee edit, null approve", "AssignmentUpdateRequest", `{"approve": null}`, true},
+
+		{"curation instructions", "DatasetCurationInstructions", exampleInstructions, true},
+		{"curation update", "CurationInstructionsUpdate", `{"instructions": "# Rules", "_etag": "\"7b2\"", "etag": null}`, true},
+		{"curation update without instructions", "CurationInstructionsUpdate", `{"_etag": "x"}`, false},
+		{"frontend config", "FrontendConfig", exampleConfig, true},
+
+		{"412 required", "ErrorResponse", `{"detail":"ETag required","status":412,"code":"ETAG_REQUIRED"}`, true},
+		{"412 mismatch", "ErrorResponse", `{"detail":"ETag mismatch","status":412,"code":"ETAG_MISMATCH"}`, true},
+		{"403 ownership", "ErrorResponse", `{"detail":"ASSIGNMENT_OWNERSHIP","status":403,"code":"ASSIGNMENT_OWNERSHIP"}`, true},
+		{"400 approval", "ErrorResponse", `{"detail":"Item cannot be approved: history must include at least one agent message","status":400,"code":"INVALID_APPROVAL",
+     "errors":[{"field":"history","message":"history must include at least one agent message"}]}`, true},
+		{"400 tag rule", "ErrorResponse", `{"detail":"Group 'source' is exclusive; only one value allowed, got: ['sme', 'synthetic']","status":400,"code":"TAG_RULE_VIOLATION",
+     "errors":[{"field":"manualTags","message":"Group 'source' is exclusive; only one value allowed, got: ['sme', 'synthetic']"}]}`, true},
+		{"409 with extra keys", "ErrorResponse", `{"detail":"Item is assigned to bob","status":409,"code":"ASSIGNMENT_CONFLICT","assignedTo":"bob","assignedAt":"2025-01-02T10:00:00.000Z"}`, true},
+		{"error without code", "ErrorResponse", `{"detail":"x","status":400}`, false},
+		{"error with a list detail", "ErrorResponse", `{"detail":[],"status":400,"code":"BAD_REQUEST"}`, false},
+		{"422", "HTTPValidationError", `{"detail":"Request validation failed: answer: unknown field","status":422,"code":"VALIDATION_ERROR",
+     "errors":[{"field":"answer","message":"unknown field"}]}`, true},
+		{"422 without errors", "HTTPValidationError", `{"detail":"Request validation failed","status":422,"code":"VALIDATION_ERROR"}`, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ref := loaded.Components.Schemas[tc.schema]
+			require.NotNil(t, ref, tc.schema)
+			var value any
+			require.NoError(t, json.Unmarshal([]byte(tc.value), &value))
+			err := ref.Value.VisitJSON(value, openapi3.EnableJSONSchema2020())
+			if tc.valid {
+				assert.NoError(t, err)
+			} else {
+				assert.Error(t, err)
+			}
+		})
+	}
+}
+
+// responseSchema is the JSON schema of one documented response.
+func responseSchema(t *testing.T, loaded *openapi3.T, path, method string, status int) *openapi3.SchemaRef {
+	t.Helper()
+	item := loaded.Paths.Find(path)
+	require.NotNil(t, item, path)
+	o := item.GetOperation(method)
+	require.NotNil(t, o, "%s %s", method, path)
+	r := o.Responses.Status(status)
+	require.NotNil(t, r, "%s %s %d", method, path, status)
+	mt := r.Value.Content.Get("application/json")
+	require.NotNil(t, mt, "%s %s %d", method, path, status)
+	return mt.Schema
+}
+
+func TestInlineResponseSchemas(t *testing.T) {
+	loaded := load(t, openapi.Document("/v1", "dev"))
+	cases := []struct {
+		path, method string
+		status       int
+		value        string
+		valid        bool
+	}{
+		{"/healthz", "GET", 200, `{"status":"ok"}`, true},
+		{"/readyz", "GET", 200, `{"status":"ready","checks":{"store":"ok"}}`, true},
+		{"/readyz", "GET", 503, `{"detail":"Store is not reachable","status":503,"code":"NOT_READY","checks":{"store":"error"}}`, true},
+		{"/readyz", "GET", 503, `{"detail":"Store is not reachable","status":503,"code":"NOT_READY"}`, false},
+		{"/v1/ground-truths/stats", "GET", 200, `{"draft": 12, "approved": 30, "deleted": 2}`, true},
+		{"/v1/ground-truths/stats", "GET", 200, `{"draft": 12, "approved": 30, "deleted": 2, "skipped": 1}`, false},
+		{"/v1/ground-truths/stats", "GET", 200, `{"draft": 12, "approved": 30, "deleted": 2, "total": 44}`, false},
+		{"/v1/ground-truths/{datasetName}/{bucket}/{item_id}", "DELETE", 200, `{"status":"deleted"}`, true},
+		{"/v1/datasets", "GET", 200, `["alpha","beta"]`, true},
+		{"/v1/datasets/{datasetName}", "DELETE", 200, `{"status":"deleted","itemsDeleted": 42,"curationInstructionsDeleted": true}`, true},
+		{"/v1/datasets/{datasetName}", "DELETE", 200, `{"status":"deleted"}`, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			s := responseSchema(t, loaded, tc.path, tc.method, tc.status)
+			var value any
+			require.NoError(t, json.Unmarshal([]byte(tc.value), &value))
+			err := s.Value.VisitJSON(value, openapi3.EnableJSONSchema2020())
+			if tc.valid {
+				assert.NoError(t, err)
+			} else {
+				assert.Error(t, err)
+			}
+		})
+	}
+}
+
+func TestOperations(t *testing.T) {
+	loaded := load(t, openapi.Document("/v1", "dev"))
+	auth := []int{401, 403, 422, 500}
+	store := append(slices.Clone(auth), 503)
+	body := append(slices.Clone(store), 413, 415)
+	item := "/v1/ground-truths/{datasetName}/{bucket}/{item_id}"
+	curation := "/v1/datasets/{datasetName}/curation-instructions"
+
+	cases := []struct {
+		method, path string
+		success      []int
+		errors       []int
+		etag         bool
+	}{
+		{"GET", "/healthz", []int{200}, nil, false},
+		{"GET", "/readyz", []int{200}, []int{503}, false},
+		{"GET", "/v1/openapi.json", []int{200}, auth, false},
+		{"GET", "/v1/config", []int{200}, auth, false},
+		{"GET", "/v1/ground-truths/stats", []int{200}, store, false},
+		{"POST", "/v1/ground-truths", []int{200}, body, false},
+		{"GET", "/v1/ground-truths", []int{200}, append(slices.Clone(store), 400), false},
+		{"GET", "/v1/ground-truths/{datasetName}", []int{200}, store, false},
+		{"GET", item, []int{200}, append(slices.Clone(store), 404), true},
+		{"PUT", item, []int{200}, append(slices.Clone(body), 400, 404, 412), true},
+		{"DELETE", item, []int{200}, append(slices.Clone(store), 404, 409, 412), false},
+		{"GET", "/v1/datasets", []int{200}, store, false},
+		{"GET", curation, []int{200}, append(slices.Clone(store), 404), true},
+		{"PUT", curation, []int{200, 201}, append(slices.Clone(body), 412), true},
+		{"DELETE", "/v1/datasets/{datasetName}", []int{200}, append(slices.Clone(store), 409), false},
+	}
+	declaredTags := map[string]bool{}
+	for _, tag := range loaded.Tags {
+		declaredTags[tag.Name] = true
+	}
+	seenIDs := map[string]bool{}
+	for _, tc := range cases {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			o := loaded.Paths.Find(tc.path).GetOperation(tc.method)
+			require.NotNil(t, o)
+			assert.NotEmpty(t, o.OperationID)
+			assert.False(t, seenIDs[o.OperationID], "duplicate operationId %s", o.OperationID)
+			seenIDs[o.OperationID] = true
+			assert.NotEmpty(t, o.Summary)
+			require.Len(t, o.Tags, 1)
+			assert.True(t, declaredTags[o.Tags[0]], "tag %q is declared", o.Tags[0])
+
+			var statuses []int
+			for code := range o.Responses.Map() {
+				var n int
+				require.NoError(t, json.Unmarshal([]byte(code), &n), code)
+				statuses = append(statuses, n)
+			}
+			assert.ElementsMatch(t, append(slices.Clone(tc.success), tc.errors...), statuses)
+
+			for _, status := range tc.errors {
+				s := responseSchema(t, loaded, tc.path, tc.method, status)
+				want := "#/components/schemas/ErrorResponse"
+				if status == 422 {
+					want = "#/components/schemas/HTTPValidationError"
+				}
+				if s.Ref == "" && tc.path == "/readyz" {
+					require.NotEmpty(t, s.Value.AllOf)
+					s = s.Value.AllOf[0]
+				}
+				assert.Equal(t, want, s.Ref, "%d", status)
+			}
+			for _, status := range tc.success {
+				r := o.Responses.Status(status).Value
+				if tc.etag {
+					require.Contains(t, r.Headers, "ETag")
+					assert.True(t, r.Headers["ETag"].Value.Required)
+				} else {
+					assert.NotContains(t, r.Headers, "ETag")
+				}
+			}
+
+			anonymous := tc.path == "/healthz" || tc.path == "/readyz"
+			if anonymous {
+				require.NotNil(t, o.Security)
+				assert.Empty(t, *o.Security)
+			} else {
+				assert.Nil(t, o.Security, "inherits the top-level security")
+			}
+		})
+	}
+}
+
+func TestParameters(t *testing.T) {
+	loaded := load(t, openapi.Document("/v1", "dev"))
+	param := func(path, method, name string) *openapi3.Parameter {
+		t.Helper()
+		o := loaded.Paths.Find(path).GetOperation(method)
+		require.NotNil(t, o)
+		p := o.Parameters.GetByInAndName("query", name)
+		if p == nil {
+			p = o.Parameters.GetByInAndName("path", name)
+		}
+		if p == nil {
+			p = o.Parameters.GetByInAndName("header", name)
+		}
+		require.NotNil(t, p, "%s %s %s", method, path, name)
+		return p
+	}
+
+	list := "/v1/ground-truths"
+	assert.Equal(t, float64(1), param(list, "GET", "page").Schema.Value.Default)
+	assert.Equal(t, float64(1), *param(list, "GET", "page").Schema.Value.Min)
+	assert.Equal(t, float64(25), param(list, "GET", "limit").Schema.Value.Default)
+	assert.Equal(t, "reviewedAt", param(list, "GET", "sortBy").Schema.Value.Default)
+	assert.Equal(t, "desc", param(list, "GET", "sortOrder").Schema.Value.Default)
+	pf := param(list, "GET", "pluginFilter")
+	assert.Equal(t, "form", pf.Style)
+	require.NotNil(t, pf.Explode)
+	assert.True(t, *pf.Explode)
+	assert.True(t, pf.Schema.Value.Type.Is("array"))
+
+	assert.Equal(t, false, param(list, "POST", "approve").Schema.Value.Default)
+	assert.Equal(t, false, param(list, "POST", "registerTags").Schema.Value.Default)
+
+	item := "/v1/ground-truths/{datasetName}/{bucket}/{item_id}"
+	for _, method := range []string{"GET", "PUT", "DELETE"} {
+		bucket := param(item, method, "bucket")
+		assert.True(t, bucket.Required)
+		assert.Empty(t, bucket.Schema.Value.Format, "the server checks UUIDs itself (422)")
+	}
+	for _, method := range []string{"PUT", "DELETE"} {
+		assert.False(t, param(item, method, "If-Match").Required)
+	}
+	assert.False(t, param("/v1/datasets/{datasetName}/curation-instructions", "PUT", "If-Match").Required)
+}
+
+func TestUpdateRequestShapes(t *testing.T) {
+	d := openapi.Document("/v1", "dev")
+	props := func(name string) map[string]any {
+		s, ok := d.Schema(name)
+		require.True(t, ok, name)
+		assert.Equal(t, false, s["additionalProperties"], name)
+		return s["properties"].(map[string]any)
+	}
+	curator := props("GroundTruthUpdateRequest")
+	assignee := props("AssignmentUpdateRequest")
+
+	want := []string{"status", "comment", "history", "contextEntries", "toolCalls", "expectedTools",
+		"feedback", "metadata", "plugins", "manualTags", "traceIds", "tracePayload", "scenarioId", "etag",
+		"computedTags", "tags"}
+	assert.ElementsMatch(t, want, slices.Collect(maps.Keys(curator)))
+	assert.ElementsMatch(t, append(want, "approve"), slices.Collect(maps.Keys(assignee)))
+
+	for name, p := range map[string]map[string]any{"curator": curator, "assignee": assignee} {
+		assert.Equal(t, map[string]any{"$ref": "#/components/schemas/ExpectedTools"}, p["expectedTools"], name)
+		history := p["history"].(map[string]any)
+		assert.Equal(t, []any{
+			map[string]any{"type": "array", "items": map[string]any{"$ref": "#/components/schemas/HistoryEntryPatch"}},
+			map[string]any{"type": "null"},
+		}, history["anyOf"], name)
+	}
+	assert.Equal(t, []any{"boolean", "null"}, assignee["approve"].(map[string]any)["type"])
+}

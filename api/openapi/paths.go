@@ -1,0 +1,242 @@
+package openapi
+
+// paths returns the path items of the documented operations, keyed by full path.
+func paths(prefix string) map[string]schema {
+	p := func(path string) string { return prefix + path }
+	return map[string]schema{
+		"/healthz":         {"get": healthz()},
+		"/readyz":          {"get": readyz()},
+		p("/openapi.json"): {"get": getOpenAPI()},
+		p("/config"):       {"get": getFrontendConfig()},
+
+		p("/ground-truths/stats"):         {"get": getStats()},
+		p("/ground-truths"):               {"get": listAllGroundTruths(), "post": importBulk()},
+		p("/ground-truths/{datasetName}"): {"get": listGroundTruths()},
+		p("/ground-truths/{datasetName}/{bucket}/{item_id}"): {
+			"get":    getGroundTruth(),
+			"put":    updateGroundTruth(),
+			"delete": deleteGroundTruth(),
+		},
+
+		p("/datasets"): {"get": listDatasets()},
+		p("/datasets/{datasetName}/curation-instructions"): {
+			"get": getCurationInstructions(),
+			"put": putCurationInstructions(),
+		},
+		p("/datasets/{datasetName}"): {"delete": deleteDataset()},
+	}
+}
+
+// Shared parameters.
+
+func datasetNameParam() schema {
+	return pathParam("datasetName", "Dataset name, percent-decoded once; any character except `/`.")
+}
+
+func bucketParam() schema {
+	return pathParam("bucket", "The item's bucket: a UUID in any case, with or without hyphens. "+
+		"Anything else → 422 `must be a UUID`.")
+}
+
+func itemIDParam() schema {
+	return pathParam("item_id", "Item id, percent-decoded once; any character except `/`.")
+}
+
+func ifMatchParam(description string) schema { return headerParam("If-Match", description) }
+
+func statusQuery(description string) schema {
+	return queryParam("status", ref("GroundTruthStatus"), description)
+}
+
+// Health.
+
+func readinessChecks() schema {
+	return obj(schema{"store": enum("ok", "error")}, "store")
+}
+
+func healthz() op {
+	return operation("healthz", "health", "Liveness probe",
+		"Answers while the process is serving; never touches the store.").
+		anonymous().
+		ok(200, "The process is alive.", obj(schema{"status": constant("ok")}, "status"), nil).
+		addMissing(413, 415)
+}
+
+func readyz() op {
+	notReady := schema{"allOf": []schema{
+		ref("ErrorResponse"),
+		{"properties": schema{"checks": readinessChecks()}, "required": []string{"checks"}},
+	}}
+	return operation("readyz", "health", "Readiness probe",
+		"Checks that the item store answers a trivial read within 2 seconds.").
+		anonymous().
+		ok(200, "Ready to serve.", obj(schema{
+			"status": constant("ready"),
+			"checks": readinessChecks(),
+		}, "status", "checks"), nil).
+		failsWith(503, "The store is not reachable, or the server is shutting down (`NOT_READY`).", notReady).
+		addMissing(413, 415)
+}
+
+// API description and settings.
+
+func getOpenAPI() op {
+	return operation("getOpenAPI", "meta", "This OpenAPI document", "").
+		ok(200, "An OpenAPI 3.1.0 document.", schema{"type": "object"}, nil).
+		common()
+}
+
+func getFrontendConfig() op {
+	return operation("getFrontendConfig", "meta", "Settings for the curator web frontend", "").
+		ok(200, "The frontend settings.", ref("FrontendConfig"), nil).
+		common()
+}
+
+// Ground truths.
+
+func getStats() op {
+	count := func() schema { return integer().min(0) }
+	return operation("getStats", "ground-truths", "Item counts by status",
+		"Counts across the whole store. `skipped` is deliberately not reported.").
+		ok(200, "The counts.", obj(schema{
+			"draft":    count(),
+			"approved": count(),
+			"deleted":  count(),
+		}, "draft", "approved", "deleted"), nil).
+		common().withStore()
+}
+
+func importBulk() op {
+	return operation("importBulk", "ground-truths", "Bulk import",
+		"Creates items. Schema problems of any element reject the whole request (422); the "+
+			"per-item pipeline failures are reported in the 200 answer, which is sent even when "+
+			"every item failed.").
+		params(
+			queryParam("approve", boolean().def(false),
+				"Approve every item: set status, reviewedAt and updatedBy, and run the approval rules."),
+			queryParam("registerTags", boolean().def(false),
+				"Accept manual tags outside the known-tag set and add them to the tag store."),
+		).
+		body(arr(ref("AgenticGroundTruthEntry-Input")), "The items to create; may be empty.").
+		ok(200, "The import report.", ref("ImportBulkResponse"), nil).
+		withBody().common().withStore()
+}
+
+func listAllGroundTruths() op {
+	tagList := func(what string) string {
+		return "Comma-separated tags; entries trimmed, empties dropped; at most 10 of at most 100 " +
+			"characters each. " + what
+	}
+	return operation("listAllGroundTruths", "ground-truths", "Paged, filtered list of items", "").
+		params(
+			statusQuery("Only items of this status; without it every status is listed, `deleted` "+
+				"included. An unknown value → 400 `INVALID_STATUS`."),
+			queryParam("dataset", str(), "Exact datasetName match."),
+			queryParam("tags", str(), tagList("An item matches when its `tags` holds all of them (exact, case-sensitive).")),
+			queryParam("excludeTags", str(), tagList("An item is dropped when its `tags` holds any of them.")),
+			queryParam("itemId", str(), "Case-sensitive substring of the id; trimmed, at most 200 characters."),
+			queryParam("keyword", str(), "Case-insensitive substring of id, datasetName, comment, "+
+				"history messages and reference url, title, content and keyExcerpt; trimmed, at most 200 characters."),
+			queryParam("pluginFilter", arr(str()), "Repeatable `pack:key=value` filter, ANDed. "+
+				"The one known key is `rag-compat:refUrl` (a reference url contains the value).").
+				set("style", "form").set("explode", true),
+			queryParam("sortBy", ref("SortField").def("reviewedAt"), "Sort key; `id` breaks ties."),
+			queryParam("pluginSort", str(), "`pack:key` sort that overrides sortBy. The one known "+
+				"key is `rag-compat:totalReferences`."),
+			queryParam("sortOrder", ref("SortOrder").def("desc"), "Applies to every part of the sort key."),
+			queryParam("page", integer().def(1).min(1), "1-based page; below 1 → 400 `INVALID_QUERY`."),
+			queryParam("limit", integer().def(25), "Page size. Allowed range "+
+				"`GTC_PAGINATION_MIN_LIMIT`..`GTC_PAGINATION_MAX_LIMIT`, by default 1..100; outside it "+
+				"→ 400 `INVALID_QUERY`. The default 25 is clamped into that range."),
+		).
+		ok(200, "One page of items.", ref("GroundTruthListResponse"), nil).
+		fails(400, "A query value breaks a rule (`INVALID_QUERY`), or `status` is unknown (`INVALID_STATUS`).").
+		common().withStore()
+}
+
+func listGroundTruths() op {
+	return operation("listGroundTruths", "ground-truths", "Every item of one dataset",
+		"Ordered by updatedAt descending, then id ascending. An unknown dataset gives [].").
+		params(datasetNameParam(), statusQuery("Only items of this status.")).
+		ok(200, "The items, without pagination.", arr(ref("AgenticGroundTruthEntry-Output")), nil).
+		common().withStore()
+}
+
+func getGroundTruth() op {
+	return operation("getGroundTruth", "ground-truths", "Read one item", "").
+		params(datasetNameParam(), bucketParam(), itemIDParam()).
+		ok(200, "The item.", ref("AgenticGroundTruthEntry-Output"), etagHeader()).
+		fails(404, "`Item not found` (`NOT_FOUND`).").
+		common().withStore()
+}
+
+func updateGroundTruth() op {
+	return operation("updateGroundTruth", "ground-truths", "Curator edit of one item",
+		"Partial update: each present key replaces the stored value. A token is required, from "+
+			"If-Match or the body's `etag`.").
+		params(datasetNameParam(), bucketParam(), itemIDParam(),
+			ifMatchParam("Concurrency token; wins over the body's `etag`. Quotes and `W/` are tolerated.")).
+		body(ref("GroundTruthUpdateRequest"), "The keys to change.").
+		ok(200, "The item as stored now.", ref("AgenticGroundTruthEntry-Output"), etagHeader()).
+		fails(400, "`FIELD_NOT_ALLOWED`, `INVALID_FIELD`, `INVALID_STATUS`, `INVALID_TAG_FORMAT`, "+
+			"`TAG_RULE_VIOLATION`, `INVALID_APPROVAL` or `ITEM_TOO_LARGE`, in that check order.").
+		fails(404, "`Item not found` (`NOT_FOUND`).").
+		fails(412, "`ETag required` (`ETAG_REQUIRED`) or `ETag mismatch` (`ETAG_MISMATCH`).").
+		withBody().common().withStore()
+}
+
+func deleteGroundTruth() op {
+	return operation("deleteGroundTruth", "ground-truths", "Soft delete one item",
+		"Sets status `deleted`; the assignment is kept and the item stays readable.").
+		params(datasetNameParam(), bucketParam(), itemIDParam(),
+			ifMatchParam("Optional concurrency token; when given it must match.")).
+		ok(200, "Deleted (also when it already was).",
+			obj(schema{"status": constant("deleted")}, "status"), nil).
+		fails(404, "`Item not found` (`NOT_FOUND`).").
+		fails(409, "").
+		fails(412, "").
+		common().withStore()
+}
+
+// Datasets.
+
+func listDatasets() op {
+	return operation("listDatasets", "datasets", "Dataset names",
+		"The distinct datasetName values of items of any status, sorted.").
+		ok(200, "The names.", arr(str()), nil).
+		common().withStore()
+}
+
+func getCurationInstructions() op {
+	return operation("getCurationInstructions", "datasets", "Read a dataset's curation instructions", "").
+		params(datasetNameParam()).
+		ok(200, "The instructions.", ref("DatasetCurationInstructions"), etagHeader()).
+		fails(404, "`Not found`: the dataset has no instructions (`NOT_FOUND`).").
+		common().withStore()
+}
+
+func putCurationInstructions() op {
+	return operation("putCurationInstructions", "datasets", "Create or replace a dataset's curation instructions",
+		"Token: If-Match, else `_etag`, else `etag`. Creating needs no token; replacing needs the current one.").
+		params(datasetNameParam(), ifMatchParam("Concurrency token; wins over the body's tokens.")).
+		body(ref("CurationInstructionsUpdate"), "The new instructions.").
+		ok(200, "Replaced.", ref("DatasetCurationInstructions"), etagHeader()).
+		ok(201, "Created.", ref("DatasetCurationInstructions"), etagHeader()).
+		fails(412, "`ETag required` when the document exists and no token was given (`ETAG_REQUIRED`); "+
+			"`ETag mismatch` for a stale token or a token for a missing document (`ETAG_MISMATCH`).").
+		withBody().common().withStore()
+}
+
+func deleteDataset() op {
+	return operation("deleteDataset", "datasets", "Delete a dataset",
+		"Hard-deletes every item of the dataset, its curation instructions and its assignments. "+
+			"An unknown dataset gives zero counts.").
+		params(datasetNameParam()).
+		ok(200, "Deleted.", obj(schema{
+			"status":                      constant("deleted"),
+			"itemsDeleted":                integer().min(0),
+			"curationInstructionsDeleted": boolean(),
+		}, "status", "itemsDeleted", "curationInstructionsDeleted"), nil).
+		fails(409, "").
+		common().withStore()
+}

@@ -1,0 +1,48 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Route is one served operation.
+type Route struct {
+	Method string
+	Path   string // echo form with the prefix, e.g. /v1/datasets/:datasetName
+}
+
+// routes lists the whole HTTP surface in one place.
+func (s *Server) routes() {
+	p := s.opts.Prefix
+	add := func(method, path string, h echo.HandlerFunc) {
+		s.e.Add(method, path, h, s.readBody)
+	}
+	add(http.MethodGet, "/healthz", s.handleHealthz)
+	add(http.MethodGet, "/readyz", s.handleReadyz)
+
+	add(http.MethodGet, p+"/openapi.json", s.handleOpenAPI)
+	add(http.MethodGet, p+"/config", s.handleConfig)
+
+	add(http.MethodGet, p+"/ground-truths/stats", s.handleStats)
+	add(http.MethodPost, p+"/ground-truths", s.handleImport)
+	add(http.MethodGet, p+"/ground-truths", s.handleList)
+	add(http.MethodGet, p+"/ground-truths/:datasetName", s.handleListDataset)
+	add(http.MethodGet, p+"/ground-truths/:datasetName/:bucket/:item_id", s.handleGetItem)
+	add(http.MethodPut, p+"/ground-truths/:datasetName/:bucket/:item_id", s.handlePutItem)
+	add(http.MethodDelete, p+"/ground-truths/:datasetName/:bucket/:item_id", s.handleDeleteItem)
+
+	add(http.MethodGet, p+"/datasets", s.handleDatasets)
+	add(http.MethodGet, p+"/datasets/:datasetName/curation-instructions", s.handleGetCuration)
+	add(http.MethodPut, p+"/datasets/:datasetName/curation-instructions", s.handlePutCuration)
+	add(http.MethodDelete, p+"/datasets/:datasetName", s.handleDeleteDataset)
+}
+
+// Routes returns every served operation (method and echo path), for the document check.
+func (s *Server) Routes() []Route {
+	var out []Route
+	for _, r := range s.e.Routes() {
+		out = append(out, Route{Method: r.Method, Path: r.Path})
+	}
+	return out
+}

@@ -1,0 +1,258 @@
+// Package api serves the gtc HTTP API with echo: routes, request decoding, identity, error
+// bodies and the OpenAPI document. It knows the domain (package gtc) and nothing of stores.
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gtc-dev/gtc"
+)
+
+// FrontendConfig is what GET /v1/config tells the curator web frontend (api.md §3.3).
+type FrontendConfig struct {
+	RequireReferenceVisit   bool     `json:"requireReferenceVisit"`
+	RequireKeyParagraph     bool     `json:"requireKeyParagraph"`
+	SelfServeLimit          int      `json:"selfServeLimit"`
+	TrustedReferenceDomains []string `json:"trustedReferenceDomains"`
+}
+
+// Options are the HTTP settings of the server.
+type Options struct {
+	Prefix             string
+	MaxBodyBytes       int64
+	RequestTimeout     time.Duration
+	Auth               AuthOptions
+	Frontend           FrontendConfig
+	PaginationMinLimit int
+	PaginationMaxLimit int
+	Version            string
+}
+
+// Server is the HTTP API. Build it with New and serve Handler().
+type Server struct {
+	opts     Options
+	cur      *gtc.Curator
+	log      *slog.Logger
+	e        *echo.Echo
+	draining atomic.Bool
+
+	docOnce sync.Once
+	docJSON []byte
+}
+
+// New builds the server and its routes.
+func New(cur *gtc.Curator, log *slog.Logger, opts Options) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = "/v1"
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 10 << 20
+	}
+	if opts.PaginationMinLimit <= 0 {
+		opts.PaginationMinLimit = 1
+	}
+	if opts.PaginationMaxLimit <= 0 {
+		opts.PaginationMaxLimit = 100
+	}
+	if opts.Frontend.TrustedReferenceDomains == nil {
+		opts.Frontend.TrustedReferenceDomains = []string{}
+	}
+	s := &Server{opts: opts, cur: cur, log: log}
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = s.errorHandler
+	e.Use(s.base, s.identity, s.routeGuard)
+	s.e = e
+	s.routes()
+	return s
+}
+
+// Handler returns the http.Handler of the API.
+func (s *Server) Handler() http.Handler { return s.e }
+
+// SetDraining makes /readyz answer 503 while the server shuts down.
+func (s *Server) SetDraining() { s.draining.Store(true) }
+
+const (
+	ctxRequestID = "gtc.requestID"
+	ctxUser      = "gtc.user"
+	ctxBody      = "gtc.body"
+)
+
+func requestID(c echo.Context) string {
+	id, _ := c.Get(ctxRequestID).(string)
+	return id
+}
+
+func validRequestID(s string) bool {
+	if len(s) < 1 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// base sets the headers every response carries, the request id and deadline, and logs one
+// line per request.
+func (s *Server) base(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		start := time.Now()
+		r := c.Request()
+		id := r.Header.Get("X-Request-Id")
+		if !validRequestID(id) {
+			id = newRequestID()
+		}
+		c.Set(ctxRequestID, id)
+		h := c.Response().Header()
+		h.Set("X-Request-Id", id)
+		h.Set("X-Content-Type-Options", "nosniff")
+		p := r.URL.Path
+		if p == s.opts.Prefix || strings.HasPrefix(p, s.opts.Prefix+"/") || p == "/healthz" || p == "/readyz" {
+			h.Set("Cache-Control", "no-store")
+		}
+		if s.opts.RequestTimeout > 0 {
+			ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
+			defer cancel()
+			c.SetRequest(r.WithContext(ctx))
+		}
+		defer func() {
+			if rec := recover(); rec != nil {
+				s.log.ErrorContext(r.Context(), "panic in handler", "request_id", id, "panic", rec)
+				err = &gtc.Error{Code: gtc.CodeInternal, Message: "Internal server error"}
+			}
+			if err != nil {
+				c.Error(err)
+				err = nil
+			}
+			status := c.Response().Status
+			user, _ := c.Get(ctxUser).(string)
+			level := slog.LevelInfo
+			if status >= 500 {
+				level = slog.LevelError
+			}
+			s.log.Log(r.Context(), level, "request",
+				"request_id", id, "method", r.Method, "route", c.Path(), "path", r.URL.Path,
+				"status", status, "duration_ms", float64(time.Since(start).Microseconds())/1000,
+				"user", user, "bytes_out", c.Response().Size)
+		}()
+		return next(c)
+	}
+}
+
+// routeGuard answers what echo's router would get wrong for this API: OPTIONS is not
+// handled (405 with Allow, never 204), and paths with an empty segment or a trailing slash
+// never match a route (api.md §1.1).
+func (s *Server) routeGuard(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		p := r.URL.Path
+		if strings.HasPrefix(p, s.opts.Prefix+"/") && (strings.HasSuffix(p, "/") || strings.Contains(p, "//")) {
+			return echo.ErrNotFound
+		}
+		// echo marks a known path with an unknown method by setting the allowed methods.
+		if allow, ok := c.Get(echo.ContextKeyHeaderAllow).(string); ok && allow != "" {
+			var methods []string
+			for _, m := range strings.Split(allow, ",") {
+				if m = strings.TrimSpace(m); m != "" && m != http.MethodOptions {
+					methods = append(methods, m)
+				}
+			}
+			c.Response().Header().Set(echo.HeaderAllow, strings.Join(methods, ", "))
+			return echo.ErrMethodNotAllowed
+		}
+		return next(c)
+	}
+}
+
+func (s *Server) bodyTooLarge() *gtc.Error {
+	return &gtc.Error{Code: gtc.CodeBodyTooLarge, Message: "Request body exceeds the limit of " + strconv.FormatInt(s.opts.MaxBodyBytes, 10) + " bytes"}
+}
+
+// readBody runs on every matched route: it enforces the body limit (413, before reading
+// when Content-Length declares too much), reads the body, treats whitespace as no body and
+// checks the media type of a non-empty one (415).
+func (s *Server) readBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.ContentLength > s.opts.MaxBodyBytes {
+			return s.bodyTooLarge()
+		}
+		if r.Body == nil || r.Body == http.NoBody {
+			return next(c)
+		}
+		data, err := io.ReadAll(io.LimitReader(r.Body, s.opts.MaxBodyBytes+1))
+		if err != nil {
+			return gtc.ValidationError([]gtc.FieldError{{Field: "body", Message: "could not be read"}})
+		}
+		if int64(len(data)) > s.opts.MaxBodyBytes {
+			return s.bodyTooLarge()
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			return next(c)
+		}
+		if ct := r.Header.Get(echo.HeaderContentType); ct != "" {
+			mt, _, err := mime.ParseMediaType(ct)
+			if err != nil || !(mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
+				return &gtc.Error{Code: gtc.CodeUnsupportedMediaType, Message: "Unsupported media type: send application/json"}
+			}
+		}
+		c.Set(ctxBody, data)
+		return next(c)
+	}
+}
+
+// body returns the request body, or nil when there is none.
+func body(c echo.Context) []byte {
+	b, _ := c.Get(ctxBody).([]byte)
+	return b
+}
+
+// requireBody returns the body or the 422 of a required body that is missing.
+func requireBody(c echo.Context) ([]byte, error) {
+	b := body(c)
+	if b == nil {
+		return nil, gtc.ValidationError([]gtc.FieldError{{Field: "body", Message: "required"}})
+	}
+	return b, nil
+}
+
+// param returns a path parameter percent-decoded once (api.md §1.1). echo leaves the
+// parameters encoded when it routed on the raw path.
+func param(c echo.Context, name string) string {
+	v := c.Param(name)
+	if c.Request().URL.RawPath != "" {
+		if d, err := url.PathUnescape(v); err == nil {
+			return d
+		}
+	}
+	return v
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/gtc-dev/gtc/api"
+	"github.com/gtc-dev/gtc/config"
+)
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	printConfig := fs.Bool("print-config", false, "print the effective settings (secrets masked) and exit")
+	if err := fs.Parse(args); err != nil {
+		return usageError("serve: %v", err)
+	}
+	if fs.NArg() > 0 {
+		return usageError("serve: unexpected argument %q", fs.Arg(0))
+	}
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	if *printConfig {
+		return cfg.Print(stdout)
+	}
+	log := newLogger(cfg, stderr)
+	a, err := newApp(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := a.Close(); err != nil {
+			log.Error("closing the store", "err", err)
+		} else {
+			log.Info("store closed")
+		}
+	}()
+
+	srv := api.New(a.curator, log, serverOptions(cfg))
+	ln, err := net.Listen("tcp", cfg.ListenAddr())
+	if err != nil {
+		return fatal(fmt.Errorf("listen on %s: %w", cfg.ListenAddr(), err))
+	}
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: cfg.HTTPReadHeaderTimeout.D(),
+		IdleTimeout:       cfg.HTTPIdleTimeout.D(),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+	log.Info("gtc is serving", "url", displayURL(ln.Addr()), "api", displayURL(ln.Addr())+cfg.APIPrefix,
+		"store", a.store.Backend(), "database", cfg.SQLitePath(), "version", version)
+
+	select {
+	case err := <-serveErr:
+		return fatal(fmt.Errorf("server stopped: %w", err))
+	case <-ctx.Done():
+	}
+	// Drain: /readyz answers 503, in-flight requests finish, then the store is closed.
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	srv.SetDraining()
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout.D())
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		log.Error("graceful shutdown did not finish in time", "err", err)
+		_ = hs.Close()
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error("server error", "err", err)
+	}
+	return nil
+}
+
+func serverOptions(cfg *config.Config) api.Options {
+	return api.Options{
+		Prefix:         cfg.APIPrefix,
+		MaxBodyBytes:   cfg.MaxBodyBytes,
+		RequestTimeout: cfg.RequestTimeout.D(),
+		Auth: api.AuthOptions{
+			EasyAuth:            cfg.EasyAuth(),
+			DevUserID:           cfg.DevUserID,
+			DevUserRoles:        lower(cfg.DevUserRoles),
+			AnonymousPaths:      cfg.EzauthAllowAnonymousPaths,
+			AllowedEmailDomains: cfg.EzauthAllowedEmailDomains,
+			AllowedObjectIDs:    cfg.EzauthAllowedObjectIds,
+		},
+		Frontend: api.FrontendConfig{
+			RequireReferenceVisit:   bool(cfg.RequireReferenceVisit),
+			RequireKeyParagraph:     bool(cfg.RequireKeyParagraph),
+			SelfServeLimit:          cfg.SelfServeLimit,
+			TrustedReferenceDomains: lower(cfg.TrustedReferenceDomains),
+		},
+		PaginationMinLimit: cfg.PaginationMinLimit,
+		PaginationMaxLimit: cfg.PaginationMaxLimit,
+		Version:            version,
+	}
+}
+
+func lower(in []string) []string {
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		out = append(out, strings.ToLower(s))
+	}
+	return out
+}
+
+// displayURL is the address a person can open: a wildcard host is shown as localhost.
+func displayURL(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return "http://" + a.String()
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}

@@ -1,0 +1,395 @@
+// Package config loads and validates the settings of every gtc command: GTC_* environment
+// variables read by envconfig into one struct (export-storage-migration.md §6).
+package config
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+)
+
+// Prefix is the prefix of every setting.
+const Prefix = "GTC"
+
+// Config holds every setting. Field names become variable names through envconfig's
+// split_words rule (DevUserID → GTC_DEV_USER_ID); the envconfig name tag is never used,
+// because it would also read the unprefixed name (PORT, ENV…) that other software sets.
+type Config struct {
+	// Process, HTTP server, logging.
+	Env                   string   `split_words:"true" default:"dev" desc:"dev, test or prod; prod turns on the safety rules"`
+	EnvFile               CSV      `split_words:"true" desc:"dotenv files to load first (comma-separated; real variables win)"`
+	Addr                  string   `split_words:"true" desc:"listen host, or host:port; unset: all interfaces"`
+	Port                  int      `split_words:"true" default:"8000" desc:"listen port when GTC_ADDR has none"`
+	APIPrefix             string   `split_words:"true" default:"/v1" desc:"route prefix of the API"`
+	MaxBodyBytes          int64    `split_words:"true" default:"10485760" desc:"request body limit in bytes (413 above it)"`
+	RequestTimeout        Duration `split_words:"true" default:"60s" desc:"deadline of ordinary requests"`
+	HTTPReadHeaderTimeout Duration `split_words:"true" default:"10s" desc:"http.Server ReadHeaderTimeout"`
+	HTTPIdleTimeout       Duration `split_words:"true" default:"120s" desc:"http.Server IdleTimeout"`
+	ShutdownTimeout       Duration `split_words:"true" default:"30s" desc:"graceful drain on SIGINT/SIGTERM"`
+	LogLevel              string   `split_words:"true" default:"info" desc:"debug, info, warn or error"`
+	LogFormat             string   `split_words:"true" default:"auto" desc:"json, text, or auto (text on a terminal)"`
+	ServiceName           string   `split_words:"true" default:"gtc-backend" desc:"service attribute of every log line"`
+	DataDir               string   `split_words:"true" default:"./data" desc:"home of the SQLite database and local files"`
+
+	// Identity.
+	AuthMode                  string `split_words:"true" default:"dev" desc:"dev or easyauth"`
+	EzauthEnabled             Bool   `split_words:"true" default:"false" desc:"true forces easyauth"`
+	DevUserID                 string `split_words:"true" default:"anonymous" desc:"dev mode user when X-User-Id is absent"`
+	DevUserRoles              CSV    `split_words:"true" desc:"dev mode default roles (comma-separated)"`
+	EzauthAllowAnonymousPaths CSV    `split_words:"true" desc:"extra anonymous paths in easyauth mode"`
+	EzauthAllowedEmailDomains CSV    `split_words:"true" desc:"e-mail domain allow-list"`
+	EzauthAllowedObjectIds    CSV    `split_words:"true" desc:"object id allow-list"`
+	EzauthHeaderSource        string `split_words:"true" default:"aca" desc:"only aca is supported"`
+
+	// Item store.
+	RepoBackend           string   `split_words:"true" default:"sqlite" desc:"item store backend: sqlite"`
+	SqlitePath            string   `split_words:"true" desc:"SQLite database file or :memory:; default $GTC_DATA_DIR/gtc.db"`
+	SqliteSynchronous     string   `split_words:"true" default:"FULL" desc:"FULL or NORMAL"`
+	SqliteBusyTimeout     Duration `split_words:"true" default:"5s" desc:"how long a write waits for another process's lock"`
+	SqliteReadConnections int      `split_words:"true" default:"4" desc:"reader pool size (1-64)"`
+
+	// Curator UI and lists.
+	RequireReferenceVisit   Bool `split_words:"true" default:"false" desc:"UI hint served by /v1/config"`
+	RequireKeyParagraph     Bool `split_words:"true" default:"false" desc:"UI hint served by /v1/config"`
+	SelfServeLimit          int  `split_words:"true" default:"10" desc:"self-serve batch size"`
+	TrustedReferenceDomains CSV  `split_words:"true" desc:"hostnames the UI opens without confirmation"`
+	PaginationMinLimit      int  `split_words:"true" default:"1" desc:"smallest accepted list limit"`
+	PaginationMaxLimit      int  `split_words:"true" default:"100" desc:"largest accepted list limit"`
+
+	// portSet records whether GTC_PORT was set explicitly (rule 4 of §6.3).
+	portSet bool
+	// Ignored lists the accepted-but-ignored names that were set (§6.4).
+	Ignored []string `ignored:"true"`
+}
+
+// ignoredNames are reference-backend settings accepted with a warning and no effect (§6.4).
+var ignoredNames = map[string]string{
+	"GTC_COSMOS_DISABLE_UNICODE_ESCAPE":    "the lossy text rewriting for an old emulator is not carried over",
+	"GTC_COSMOS_ENABLE_ENDPOINT_DISCOVERY": "the Go SDK manages endpoint discovery",
+	"GTC_COSMOS_TEST_MODE":                 "startup no longer needs a test switch",
+	"GTC_PAGINATION_TAG_FETCH_MAX":         "the 500-candidate cap is gone; list totals are exact",
+	"GTC_IMPORT_BUCKETS_DEFAULT":           "the bucket count is a constant of the storage format",
+	"GTC_AZ_MONITOR_ENABLED":               "no telemetry exporter; logs go to stdout/stderr",
+	"GTC_AZ_MONITOR_CONNECTION_STRING":     "no telemetry exporter; logs go to stdout/stderr",
+	"GTC_HARNESS_JSONL_ENABLED":            "the request-mirroring middleware is not carried over",
+	"GTC_ENTRA_TENANT_ID":                  "only dev and easyauth identity modes exist",
+	"GTC_ENTRA_AUDIENCE":                   "only dev and easyauth identity modes exist",
+	"GTC_ENTRA_ISSUER":                     "only dev and easyauth identity modes exist",
+	"GTC_DEMO_MODE":                        "demo data is loaded with gtc seed",
+	"GTC_DEMO_USER_ID":                     "demo data is loaded with gtc seed",
+}
+
+// IgnoredReason says why an accepted-but-ignored setting has no effect.
+func IgnoredReason(name string) string { return ignoredNames[name] }
+
+// secretNames are never printed or logged.
+var secretNames = map[string]bool{}
+
+// Problems collects every invalid setting; Error prints one per line.
+type Problems []string
+
+func (p Problems) Error() string { return "invalid configuration:\n  " + strings.Join(p, "\n  ") }
+
+// Names returns every setting name, in struct order.
+func Names() []string {
+	var c Config
+	var b strings.Builder
+	if err := envconfig.Usagef(Prefix, &c, &b, "{{range .}}{{usage_key .}}\n{{end}}"); err != nil {
+		panic(err)
+	}
+	return strings.Fields(b.String())
+}
+
+// Load reads the process environment: dotenv files first, empty values as unset, then
+// envconfig, then the unknown-name check and validation. Every problem is reported at once.
+func Load() (*Config, error) {
+	var probs Problems
+	if files := strings.TrimSpace(os.Getenv("GTC_ENV_FILE")); files != "" {
+		for _, f := range strings.Split(files, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			if err := loadDotenv(f); err != nil {
+				probs = append(probs, fmt.Sprintf("GTC_ENV_FILE=%s: %v", files, err))
+			}
+		}
+	}
+	known := map[string]bool{}
+	for _, n := range Names() {
+		known[n] = true
+	}
+	var ignored, unknown []string
+	for _, kv := range os.Environ() {
+		name, val, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, Prefix+"_") {
+			continue
+		}
+		if val == "" {
+			// Empty means unset, so envconfig applies the default instead of failing to parse "".
+			_ = os.Unsetenv(name)
+			continue
+		}
+		switch {
+		case known[name], strings.HasPrefix(name, "GTC_TEST_"):
+		case ignoredNames[name] != "":
+			ignored = append(ignored, name)
+		default:
+			unknown = append(unknown, name)
+		}
+	}
+	sort.Strings(unknown)
+	sort.Strings(ignored)
+	for _, u := range unknown {
+		msg := "unknown setting " + u
+		if s := closest(u, Names()); s != "" {
+			msg += " (did you mean " + s + "?)"
+		}
+		probs = append(probs, msg)
+	}
+	var c Config
+	if err := envconfig.Process(Prefix, &c); err != nil {
+		probs = append(probs, envconfigProblem(err))
+		return nil, probs
+	}
+	_, c.portSet = os.LookupEnv("GTC_PORT")
+	c.Ignored = ignored
+	probs = append(probs, c.Validate()...)
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	return &c, nil
+}
+
+// Default returns the settings with every default applied, as if no variable were set.
+func Default() *Config {
+	var c Config
+	// Defaults come from the struct tags; an empty environment cannot fail.
+	if err := envconfig.Process("GTC_UNSET_DEFAULTS_ONLY", &c); err != nil {
+		panic(err)
+	}
+	return &c
+}
+
+func envconfigProblem(err error) string {
+	if pe, ok := err.(*envconfig.ParseError); ok {
+		return fmt.Sprintf("%s=%q: %v", pe.KeyName, pe.Value, pe.Err)
+	}
+	return err.Error()
+}
+
+var prefixRE = regexp.MustCompile(`^/[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*$`)
+
+// Validate checks values and combinations (§6.3) and returns every problem.
+func (c *Config) Validate() Problems {
+	var p Problems
+	enum := func(name, val string, allowed ...string) {
+		for _, a := range allowed {
+			if val == a {
+				return
+			}
+		}
+		p = append(p, fmt.Sprintf("%s=%q: must be one of %s", name, val, strings.Join(allowed, ", ")))
+	}
+	enum("GTC_ENV", c.Env, "dev", "test", "prod")
+	switch c.RepoBackend {
+	case "sqlite":
+	case "memory":
+		p = append(p, "GTC_REPO_BACKEND=memory is not supported; use sqlite (GTC_SQLITE_PATH=:memory: gives a throw-away database)")
+	default:
+		p = append(p, fmt.Sprintf("GTC_REPO_BACKEND=%q: must be sqlite", c.RepoBackend))
+	}
+	enum("GTC_AUTH_MODE", c.AuthMode, "dev", "easyauth")
+	enum("GTC_LOG_LEVEL", c.LogLevel, "debug", "info", "warn", "error")
+	enum("GTC_LOG_FORMAT", c.LogFormat, "json", "text", "auto")
+	enum("GTC_SQLITE_SYNCHRONOUS", c.SqliteSynchronous, "FULL", "NORMAL")
+	enum("GTC_EZAUTH_HEADER_SOURCE", c.EzauthHeaderSource, "aca")
+
+	if c.Port < 0 || c.Port > 65535 {
+		p = append(p, fmt.Sprintf("GTC_PORT=%d: must be between 0 and 65535", c.Port))
+	}
+	if c.MaxBodyBytes < 1024 {
+		p = append(p, fmt.Sprintf("GTC_MAX_BODY_BYTES=%d: must be at least 1024", c.MaxBodyBytes))
+	}
+	positive := func(name string, d Duration) {
+		if d <= 0 {
+			p = append(p, fmt.Sprintf("%s=%s: must be a positive duration", name, time.Duration(d)))
+		}
+	}
+	positive("GTC_REQUEST_TIMEOUT", c.RequestTimeout)
+	positive("GTC_HTTP_READ_HEADER_TIMEOUT", c.HTTPReadHeaderTimeout)
+	positive("GTC_HTTP_IDLE_TIMEOUT", c.HTTPIdleTimeout)
+	positive("GTC_SHUTDOWN_TIMEOUT", c.ShutdownTimeout)
+	positive("GTC_SQLITE_BUSY_TIMEOUT", c.SqliteBusyTimeout)
+	if c.SqliteReadConnections < 1 || c.SqliteReadConnections > 64 {
+		p = append(p, fmt.Sprintf("GTC_SQLITE_READ_CONNECTIONS=%d: must be between 1 and 64", c.SqliteReadConnections))
+	}
+	if c.SelfServeLimit < 1 {
+		p = append(p, fmt.Sprintf("GTC_SELF_SERVE_LIMIT=%d: must be at least 1", c.SelfServeLimit))
+	}
+	if !(1 <= c.PaginationMinLimit && c.PaginationMinLimit <= c.PaginationMaxLimit && c.PaginationMaxLimit <= 1000) {
+		p = append(p, fmt.Sprintf("GTC_PAGINATION_MIN_LIMIT=%d, GTC_PAGINATION_MAX_LIMIT=%d: need 1 <= min <= max <= 1000",
+			c.PaginationMinLimit, c.PaginationMaxLimit))
+	}
+	if !prefixRE.MatchString(c.APIPrefix) {
+		p = append(p, fmt.Sprintf("GTC_API_PREFIX=%q: must start with / and not end with / (e.g. /v1)", c.APIPrefix))
+	}
+	if c.Addr != "" {
+		if host, port, err := net.SplitHostPort(c.Addr); err == nil {
+			n, perr := strconv.Atoi(port)
+			switch {
+			case perr != nil || n < 0 || n > 65535:
+				p = append(p, fmt.Sprintf("GTC_ADDR=%q: invalid port", c.Addr))
+			case c.portSet && n != c.Port:
+				p = append(p, fmt.Sprintf("GTC_ADDR=%q and GTC_PORT=%d name different ports", c.Addr, c.Port))
+			}
+			_ = host
+		} else if strings.Count(c.Addr, ":") == 1 && !strings.HasPrefix(c.Addr, "[") {
+			p = append(p, fmt.Sprintf("GTC_ADDR=%q: %v", c.Addr, err))
+		}
+	}
+	if c.Env == "prod" {
+		if !c.EasyAuth() {
+			p = append(p, "GTC_ENV=prod requires Easy Auth: set GTC_AUTH_MODE=easyauth (or GTC_EZAUTH_ENABLED=true)")
+		}
+		if c.SqlitePath == ":memory:" {
+			p = append(p, "GTC_ENV=prod forbids GTC_SQLITE_PATH=:memory: (every item would be lost at exit)")
+		}
+	}
+	if err := checkWritableDir(c.DataDir); err != nil {
+		p = append(p, fmt.Sprintf("GTC_DATA_DIR=%q: %v", c.DataDir, err))
+	}
+	return p
+}
+
+// EasyAuth reports whether identity comes from Easy Auth headers.
+func (c *Config) EasyAuth() bool { return bool(c.EzauthEnabled) || c.AuthMode == "easyauth" }
+
+// ListenAddr is the address gtc serve binds: GTC_ADDR when it has a port, else
+// GTC_ADDR (host, possibly empty) with GTC_PORT.
+func (c *Config) ListenAddr() string {
+	if c.Addr != "" {
+		if _, _, err := net.SplitHostPort(c.Addr); err == nil {
+			return c.Addr
+		}
+		return net.JoinHostPort(strings.Trim(c.Addr, "[]"), strconv.Itoa(c.Port))
+	}
+	return ":" + strconv.Itoa(c.Port)
+}
+
+// SQLitePath is the database file: GTC_SQLITE_PATH, else $GTC_DATA_DIR/gtc.db.
+func (c *Config) SQLitePath() string {
+	if c.SqlitePath != "" {
+		return c.SqlitePath
+	}
+	return filepath.Join(c.DataDir, "gtc.db")
+}
+
+// Print writes the effective settings as NAME=value lines, secrets masked.
+func (c *Config) Print(w io.Writer) error {
+	var b strings.Builder
+	tmpl := "{{range .}}{{usage_key .}}\n{{end}}"
+	if err := envconfig.Usagef(Prefix, c, &b, tmpl); err != nil {
+		return err
+	}
+	vals := c.values()
+	for _, name := range strings.Fields(b.String()) {
+		v := vals[name]
+		if secretNames[name] && v != "" {
+			v = "***"
+		}
+		if _, err := io.WriteString(w, name+"="+v+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkWritableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("cannot be created: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".gtc-write-check-*")
+	if err != nil {
+		return fmt.Errorf("is not writable: %w", err)
+	}
+	name := f.Name()
+	_ = f.Close()
+	return os.Remove(name)
+}
+
+// loadDotenv sets each KEY=VALUE of the file that the environment does not already have.
+func loadDotenv(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		if s == "" || strings.HasPrefix(s, "#") {
+			continue
+		}
+		s = strings.TrimPrefix(s, "export ")
+		k, v, ok := strings.Cut(s, "=")
+		if !ok {
+			return fmt.Errorf("%s:%d: expected KEY=VALUE", path, line)
+		}
+		k = strings.TrimSpace(k)
+		v = strings.TrimSpace(v)
+		if len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\'') {
+			v = v[1 : len(v)-1]
+		} else if i := strings.Index(v, " #"); i >= 0 {
+			v = strings.TrimSpace(v[:i])
+		}
+		if _, set := os.LookupEnv(k); !set {
+			if err := os.Setenv(k, v); err != nil {
+				return err
+			}
+		}
+	}
+	return sc.Err()
+}
+
+// closest returns the known name within edit distance 3 of name, if any.
+func closest(name string, known []string) string {
+	best, bestD := "", 4
+	for _, k := range known {
+		if d := editDistance(name, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,213 @@
+package gtc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Import per-item codes and warning codes (api.md §3.4.2).
+const (
+	CodeInvalidTag               = "INVALID_TAG"
+	CodeApprovalValidationFailed = "APPROVAL_VALIDATION_FAILED"
+	CodeDuplicateID              = "DUPLICATE_ID"
+	CodeCreateFailed             = "CREATE_FAILED"
+	CodeOutputFieldsIgnored      = "OUTPUT_FIELDS_IGNORED"
+	CodeComputedTagsStripped     = "COMPUTED_TAGS_STRIPPED"
+)
+
+// ImportOptions are the query flags of a bulk import.
+type ImportOptions struct {
+	Approve      bool
+	RegisterTags bool
+}
+
+// ImportIssue is one per-item error or warning of an import.
+type ImportIssue struct {
+	Index   int     `json:"index"`
+	ItemID  *string `json:"itemId"`
+	Field   *string `json:"field"`
+	Code    string  `json:"code"`
+	Message string  `json:"message"`
+}
+
+// PIIWarning reports an e-mail address or phone number found in an imported item.
+type PIIWarning struct {
+	ItemID      string `json:"item_id"`
+	Field       string `json:"field"`
+	PatternType string `json:"pattern_type"`
+	Snippet     string `json:"snippet"`
+	Position    int    `json:"position"`
+}
+
+// DuplicateWarning reports an imported draft that repeats an approved item.
+type DuplicateWarning struct {
+	ItemID            string `json:"itemId"`
+	DuplicateID       string `json:"duplicateId"`
+	DuplicateQuestion string `json:"duplicateQuestion"`
+	DuplicateStatus   string `json:"duplicateStatus"`
+	MatchReason       string `json:"matchReason"`
+}
+
+// ValidationSummary counts the outcome of an import.
+type ValidationSummary struct {
+	Total     int `json:"total"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+}
+
+// ImportResult is the answer of a bulk import; it is returned even when every item failed.
+type ImportResult struct {
+	Imported          int                `json:"imported"`
+	Failed            int                `json:"failed"`
+	Errors            []ImportIssue      `json:"errors"`
+	UUIDs             []string           `json:"uuids"`
+	PIIWarnings       []PIIWarning       `json:"piiWarnings"`
+	DuplicateWarnings []DuplicateWarning `json:"duplicateWarnings"`
+	Warnings          []ImportIssue      `json:"warnings"`
+	ValidationSummary ValidationSummary  `json:"validationSummary"`
+}
+
+// CheckImportTags runs the whole-request tag checks of an import: manual-tag format and tag
+// rules for every element, all problems reported together as one 422.
+func (c *Curator) CheckImportTags(entries []*ImportEntry) error {
+	var fields []FieldError
+	for n, e := range entries {
+		probe := e.Item.Clone()
+		_, err := c.tagger.Prepare(probe, e.RawManualTags, true)
+		if err == nil {
+			continue
+		}
+		mapped := tagError(err, fmt.Sprintf("[%d].", n))
+		ge, ok := AsError(mapped)
+		if !ok {
+			return err
+		}
+		fields = append(fields, ge.Fields...)
+	}
+	if len(fields) > 0 {
+		return ValidationError(fields)
+	}
+	return nil
+}
+
+// Import creates the items of a schema-checked bulk import (api.md §3.4.2). Failures of
+// single items are reported in the result and never stop the others; existing items are
+// never overwritten.
+func (c *Curator) Import(ctx context.Context, entries []*ImportEntry, opts ImportOptions) (*ImportResult, error) {
+	if err := c.CheckImportTags(entries); err != nil {
+		return nil, err
+	}
+	caller := CallerFrom(ctx)
+	res := &ImportResult{
+		Errors: []ImportIssue{}, UUIDs: make([]string, len(entries)), PIIWarnings: []PIIWarning{},
+		DuplicateWarnings: []DuplicateWarning{}, Warnings: []ImportIssue{},
+	}
+	inRequest := map[Key]bool{} // (dataset, id) of earlier elements; Bucket unused
+	failed := map[int]bool{}
+	fail := func(i int, id, field, code, msg string) {
+		iss := ImportIssue{Index: i, ItemID: &id, Code: code, Message: msg}
+		if field != "" {
+			iss.Field = &field
+		}
+		res.Errors = append(res.Errors, iss)
+		failed[i] = true
+	}
+	for i, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		it := e.Item
+		// 1. Generate a blank id.
+		if it.ID == "" {
+			it.ID = c.ids.New(func(id string) bool {
+				return inRequest[Key{DatasetName: it.DatasetName, ID: id}] || c.idExists(ctx, it.DatasetName, id)
+			})
+		}
+		res.UUIDs[i] = it.ID
+		id := it.ID
+		if len(e.IgnoredFields) > 0 {
+			res.Warnings = append(res.Warnings, ImportIssue{Index: i, ItemID: &id, Code: CodeOutputFieldsIgnored,
+				Message: "Ignored output-only fields: " + strings.Join(e.IgnoredFields, ", ")})
+		}
+		// 2. Normalize and strip computed keys.
+		prep, err := c.tagger.Prepare(it, e.RawManualTags, false)
+		if err != nil {
+			return nil, err // the whole-request check above already passed
+		}
+		if len(prep.Stripped) > 0 {
+			f := "manualTags"
+			res.Warnings = append(res.Warnings, ImportIssue{Index: i, ItemID: &id, Field: &f, Code: CodeComputedTagsStripped,
+				Message: "Removed computed tags from manualTags: " + strings.Join(prep.Stripped, ", ")})
+			c.log.WarnContext(ctx, "computed tags removed from manualTags", "item", id, "dataset", it.DatasetName, "removed", prep.Stripped)
+		}
+		now := c.now()
+		// 4. Approval.
+		if opts.Approve {
+			it.Status = StatusApproved
+			t := now
+			it.ReviewedAt = &t
+			u := caller.UserID
+			it.UpdatedBy = &u
+			if fails := ApprovalErrors(it); len(fails) > 0 {
+				for _, f := range fails {
+					fail(i, id, "approval", CodeApprovalValidationFailed, f.Message)
+				}
+				continue
+			}
+		}
+		// 5. Defaults, then the computed tags of the final item.
+		if it.Bucket == "" {
+			it.Bucket = DeriveBucket(it.DatasetName, it.ID)
+		}
+		if !e.SentCreatedAt {
+			t := now
+			it.CreatedAt = &t
+		}
+		if !e.SentCreatedBy {
+			u := caller.UserID
+			it.CreatedBy = &u
+		}
+		if !e.SentUpdatedAt {
+			it.UpdatedAt = now
+		}
+		if _, err := c.tagger.Prepare(it, it.ManualTags, false); err != nil {
+			return nil, err
+		}
+		// 6. Create-only.
+		k := Key{DatasetName: it.DatasetName, ID: it.ID}
+		if inRequest[k] {
+			fail(i, id, "id", CodeDuplicateID, fmt.Sprintf("Item with id '%s' already exists", id))
+			continue
+		}
+		inRequest[k] = true
+		if _, err := c.store.Items().Create(ctx, it); err != nil {
+			switch {
+			case errors.Is(err, ErrConflict):
+				fail(i, id, "id", CodeDuplicateID, fmt.Sprintf("Item with id '%s' already exists", id))
+			case errors.Is(err, ErrTooLarge):
+				fail(i, id, "", CodeItemTooLarge, MsgItemTooLarge)
+			case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+				return nil, err
+			default:
+				c.log.ErrorContext(ctx, "import: create failed", "item", id, "dataset", it.DatasetName, "err", err)
+				msg := "The store refused the item"
+				if errors.Is(err, ErrUnavailable) {
+					msg = "The store is not reachable"
+				}
+				fail(i, id, "", CodeCreateFailed, msg)
+			}
+			continue
+		}
+		res.Imported++
+	}
+	res.Failed = len(failed)
+	res.ValidationSummary = ValidationSummary{Total: len(entries), Succeeded: res.Imported, Failed: res.Failed}
+	return res, nil
+}
+
+func (c *Curator) idExists(ctx context.Context, dataset, id string) bool {
+	_, err := c.store.Items().Locate(ctx, dataset, id)
+	return !errors.Is(err, ErrNotFound)
+}
