@@ -1,0 +1,65 @@
+package tagging
+
+import "strings"
+
+// Thresholds of the built-in plugins (domain-and-tags.md §2.3).
+const (
+	// ShortMaxWords is the largest word count of a short question.
+	ShortMaxWords = 10
+	// MediumMaxWords is the largest word count of a medium question; more is long.
+	MediumMaxWords = 30
+	// MultiTurnMinEntries is the smallest history length (entries of any role) that is
+	// multi-turn.
+	MultiTurnMinEntries = 3
+	// RichMinReferences is the smallest reference count that is rich retrieval.
+	RichMinReferences = 3
+)
+
+// Keys of the built-in plugins.
+const (
+	KeyDatasetDynamic           = "dataset" + DynamicSuffix
+	KeyAnswerNoAnswer           = "answer:no_answer"
+	KeyQuestionLengthLong       = "question_length:long"
+	KeyQuestionLengthMedium     = "question_length:medium"
+	KeyQuestionLengthShort      = "question_length:short"
+	KeyReferenceTypeArticle     = "reference_type:article"
+	KeyReferenceTypeHelpcenter  = "reference_type:helpcenter"
+	KeyRetrievalBehaviorNoRefs  = "retrieval_behavior:no_refs"
+	KeyRetrievalBehaviorRich    = "retrieval_behavior:rich"
+	KeyRetrievalBehaviorSingle  = "retrieval_behavior:single"
+	KeyRetrievalBehaviorTwoRefs = "retrieval_behavior:two_refs"
+	KeyTurnsMultiturn           = "turns:multiturn"
+	KeyTurnsSingleturn          = "turns:singleturn"
+)
+
+// DefaultPlugins returns the 13 built-in plugins in registration order (domain-and-tags.md
+// §2.3); that order is the order of computedTags. A new slice is returned on every call.
+func DefaultPlugins() []Plugin {
+	return []Plugin{
+		DatasetPlugin{},
+		AnswerNoAnswerPlugin{},
+		QuestionLengthLongPlugin{},
+		QuestionLengthMediumPlugin{},
+		QuestionLengthShortPlugin{},
+		ReferenceTypeArticlePlugin{},
+		ReferenceTypeHelpcenterPlugin{},
+		RetrievalBehaviorNoRefsPlugin{},
+		RetrievalBehaviorRichPlugin{},
+		RetrievalBehaviorSinglePlugin{},
+		RetrievalBehaviorTwoRefsPlugin{},
+		TurnsMultiturnPlugin{},
+		TurnsSingleturnPlugin{},
+	}
+}
+
+// questionWords is the word count the question_length plugins share, so the three of them
+// always agree and exactly one fires.
+func questionWords(in *Input) int { return len(strings.Fields(in.Question)) }
+
+// emitIf is the static plugin's answer: its key when the rule holds.
+func emitIf(ok bool, key string) (string, bool) {
+	if ok {
+		return key, true
+	}
+	return "", false
+}
