@@ -71,7 +71,16 @@ func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, er
 	if err != nil {
 		return nil, fatal(fmt.Errorf("computed-tag registry: %w", err))
 	}
-	pipeline := tagging.NewPipeline(reg, nil, log)
+	reg = reg.WithLogger(log)
+	groups, err := tagging.LoadGroups("", tagging.WithGroupsLogger(log))
+	if err != nil {
+		return nil, fatal(err)
+	}
+	validators, err := tagging.NewValidators(nil, groups.Schema())
+	if err != nil {
+		return nil, fatal(err)
+	}
+	pipeline := tagging.NewPipeline(reg, validators, log)
 	st, err := sqlite.Open(ctx, sqlite.Options{
 		Path:            cfg.SQLitePath(),
 		Synchronous:     cfg.SqliteSynchronous,

@@ -1,0 +1,198 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The settings this build reads, exactly as export-storage-migration.md §6.2 names them.
+// Names() derives them from the struct the way envconfig does, so a field whose words split
+// unexpectedly (ObjectIDs → OBJECT_I_DS) fails here.
+var specNames = []string{
+	"GTC_ENV", "GTC_ENV_FILE", "GTC_ADDR", "GTC_PORT", "GTC_API_PREFIX", "GTC_MAX_BODY_BYTES",
+	"GTC_REQUEST_TIMEOUT", "GTC_HTTP_READ_HEADER_TIMEOUT", "GTC_HTTP_IDLE_TIMEOUT", "GTC_SHUTDOWN_TIMEOUT",
+	"GTC_LOG_LEVEL", "GTC_LOG_FORMAT", "GTC_SERVICE_NAME", "GTC_DATA_DIR",
+	"GTC_AUTH_MODE", "GTC_EZAUTH_ENABLED", "GTC_DEV_USER_ID", "GTC_DEV_USER_ROLES",
+	"GTC_EZAUTH_ALLOW_ANONYMOUS_PATHS", "GTC_EZAUTH_ALLOWED_EMAIL_DOMAINS", "GTC_EZAUTH_ALLOWED_OBJECT_IDS",
+	"GTC_EZAUTH_HEADER_SOURCE",
+	"GTC_REPO_BACKEND", "GTC_SQLITE_PATH", "GTC_SQLITE_SYNCHRONOUS", "GTC_SQLITE_BUSY_TIMEOUT", "GTC_SQLITE_READ_CONNECTIONS",
+	"GTC_REQUIRE_REFERENCE_VISIT", "GTC_REQUIRE_KEY_PARAGRAPH", "GTC_SELF_SERVE_LIMIT", "GTC_TRUSTED_REFERENCE_DOMAINS",
+	"GTC_PAGINATION_MIN_LIMIT", "GTC_PAGINATION_MAX_LIMIT",
+}
+
+func TestNamesMatchTheSpec(t *testing.T) {
+	assert.Equal(t, specNames, Names())
+}
+
+// cleanEnv clears every GTC_ variable for the test and points the data directory at a
+// temporary one.
+func cleanEnv(t *testing.T) string {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "GTC_") {
+			t.Setenv(name, "")
+			require.NoError(t, os.Unsetenv(name))
+		}
+	}
+	dir := t.TempDir()
+	t.Setenv("GTC_DATA_DIR", dir)
+	return dir
+}
+
+func TestDefaults(t *testing.T) {
+	dir := cleanEnv(t)
+	c, err := Load()
+	require.NoError(t, err)
+	assert.Equal(t, "dev", c.Env)
+	assert.Equal(t, 8000, c.Port)
+	assert.Equal(t, ":8000", c.ListenAddr())
+	assert.Equal(t, "/v1", c.APIPrefix)
+	assert.EqualValues(t, 10485760, c.MaxBodyBytes)
+	assert.Equal(t, 30*time.Second, c.ShutdownTimeout.D())
+	assert.Equal(t, "anonymous", c.DevUserID)
+	assert.Equal(t, filepath.Join(dir, "gtc.db"), c.SQLitePath())
+	assert.Equal(t, "FULL", c.SqliteSynchronous)
+	assert.Equal(t, 10, c.SelfServeLimit)
+	assert.False(t, c.EasyAuth())
+	d := Default()
+	assert.Equal(t, "./data", d.DataDir, "Default ignores the environment")
+	assert.Equal(t, c.Port, d.Port)
+	assert.Equal(t, c.ShutdownTimeout, d.ShutdownTimeout)
+}
+
+func TestValuesAndCustomTypes(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("GTC_ADDR", "127.0.0.1:9000")
+	t.Setenv("GTC_SHUTDOWN_TIMEOUT", "1.5")
+	t.Setenv("GTC_REQUEST_TIMEOUT", "2m")
+	t.Setenv("GTC_EZAUTH_ENABLED", "TRUE")
+	t.Setenv("GTC_TRUSTED_REFERENCE_DOMAINS", " docs.example.com , ,kb.example.com ")
+	t.Setenv("GTC_PORT", "")
+	c, err := Load()
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:9000", c.ListenAddr(), "GTC_ADDR with a port binds exactly that")
+	assert.Equal(t, 1500*time.Millisecond, c.ShutdownTimeout.D(), "a plain number is seconds")
+	assert.Equal(t, 2*time.Minute, c.RequestTimeout.D())
+	assert.True(t, c.EasyAuth(), "GTC_EZAUTH_ENABLED forces easyauth")
+	assert.Equal(t, CSV{"docs.example.com", "kb.example.com"}, c.TrustedReferenceDomains)
+	assert.Equal(t, 8000, c.Port, "an empty value counts as unset")
+
+	t.Setenv("GTC_ADDR", "127.0.0.1")
+	t.Setenv("GTC_PORT", "9100")
+	c, err = Load()
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:9100", c.ListenAddr())
+}
+
+func TestInvalidSettingsAreAllReported(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("GTC_REPO_BAKEND", "sqlite")
+	t.Setenv("GTC_ENV", "staging")
+	t.Setenv("GTC_AUTH_MODE", "oauth")
+	t.Setenv("GTC_API_PREFIX", "/v1/")
+	t.Setenv("GTC_PAGINATION_MIN_LIMIT", "50")
+	t.Setenv("GTC_PAGINATION_MAX_LIMIT", "10")
+	t.Setenv("GTC_MAX_BODY_BYTES", "100")
+	t.Setenv("GTC_ADDR", "127.0.0.1:9000")
+	t.Setenv("GTC_PORT", "8000")
+	_, err := Load()
+	require.Error(t, err)
+	msg := err.Error()
+	for _, want := range []string{
+		"unknown setting GTC_REPO_BAKEND (did you mean GTC_REPO_BACKEND?)",
+		`GTC_ENV="staging": must be one of dev, test, prod`,
+		`GTC_AUTH_MODE="oauth": must be one of dev, easyauth`,
+		`GTC_API_PREFIX="/v1/"`,
+		"GTC_PAGINATION_MIN_LIMIT=50, GTC_PAGINATION_MAX_LIMIT=10",
+		"GTC_MAX_BODY_BYTES=100: must be at least 1024",
+		`GTC_ADDR="127.0.0.1:9000" and GTC_PORT=8000 name different ports`,
+	} {
+		assert.Contains(t, msg, want)
+	}
+}
+
+func TestParseErrorsNameTheVariable(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("GTC_PORT", "eighty")
+	_, err := Load()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `GTC_PORT="eighty"`)
+}
+
+func TestMemoryBackendHintAndProdRules(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("GTC_REPO_BACKEND", "memory")
+	_, err := Load()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "GTC_REPO_BACKEND=memory is not supported; use sqlite (GTC_SQLITE_PATH=:memory: gives a throw-away database)")
+
+	cleanEnv(t)
+	t.Setenv("GTC_ENV", "prod")
+	t.Setenv("GTC_SQLITE_PATH", ":memory:")
+	_, err = Load()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "GTC_ENV=prod requires Easy Auth")
+	assert.Contains(t, err.Error(), "GTC_ENV=prod forbids GTC_SQLITE_PATH=:memory:")
+}
+
+func TestIgnoredAndTestNames(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("GTC_DEMO_MODE", "true")
+	t.Setenv("GTC_TEST_ANYTHING", "1")
+	c, err := Load()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"GTC_DEMO_MODE"}, c.Ignored)
+	assert.NotEmpty(t, IgnoredReason("GTC_DEMO_MODE"))
+}
+
+func TestDotenvFiles(t *testing.T) {
+	dir := cleanEnv(t)
+	a := filepath.Join(dir, "a.env")
+	b := filepath.Join(dir, "b.env")
+	require.NoError(t, os.WriteFile(a, []byte("# comment\nGTC_SERVICE_NAME=from-a\nGTC_DEV_USER_ID='quoted user'\nGTC_PORT=9001\n"), 0o600))
+	require.NoError(t, os.WriteFile(b, []byte("export GTC_SERVICE_NAME=\"from-b\"\nGTC_LOG_LEVEL=debug # trailing\n"), 0o600))
+	t.Setenv("GTC_ENV_FILE", a+","+b)
+	t.Setenv("GTC_PORT", "9002")
+	c, err := Load()
+	require.NoError(t, err)
+	assert.Equal(t, "from-a", c.ServiceName, "the first file to set a name wins, since later files do not override")
+	assert.Equal(t, "quoted user", c.DevUserID)
+	assert.Equal(t, "debug", c.LogLevel)
+	assert.Equal(t, 9002, c.Port, "real environment variables win over files")
+
+	cleanEnv(t)
+	t.Setenv("GTC_ENV_FILE", filepath.Join(dir, "missing.env"))
+	_, err = Load()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "missing.env")
+}
+
+func TestPrintMasksNothingItDoesNotHave(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("GTC_PORT", "8123")
+	c, err := Load()
+	require.NoError(t, err)
+	var b strings.Builder
+	require.NoError(t, c.Print(&b))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	assert.Len(t, lines, len(specNames))
+	assert.Contains(t, lines, "GTC_PORT=8123")
+	assert.Contains(t, lines, "GTC_API_PREFIX=/v1")
+}
+
+func TestDataDirMustBeWritable(t *testing.T) {
+	dir := cleanEnv(t)
+	file := filepath.Join(dir, "a-file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	t.Setenv("GTC_DATA_DIR", filepath.Join(file, "sub"))
+	_, err := Load()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "GTC_DATA_DIR=")
+}
