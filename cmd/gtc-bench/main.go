@@ -1,0 +1,450 @@
+// Command gtc-bench measures a real gtc server through HTTP on loopback: it seeds a store,
+// starts `gtc serve`, and drives list, read and write workloads against it, printing latency
+// percentiles, throughput, readiness time and the server's memory. `make bench` runs it.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "gtc-bench:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	gtc       string
+	items     int
+	datasets  int
+	listN     int
+	getN      int
+	writers   int
+	writeTime time.Duration
+	keep      bool
+	dataDir   string
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	var o options
+	fs := flag.NewFlagSet("gtc-bench", flag.ContinueOnError)
+	fs.StringVar(&o.gtc, "gtc", "bin/gtc", "path of the gtc binary")
+	fs.IntVar(&o.items, "items", 100000, "items to seed")
+	fs.IntVar(&o.datasets, "datasets", 10, "datasets to spread them over")
+	fs.IntVar(&o.listN, "list-requests", 2000, "list requests to time")
+	fs.IntVar(&o.getN, "get-requests", 5000, "single-item reads to time")
+	fs.IntVar(&o.writers, "writers", 16, "concurrent writers, each on its own items")
+	fs.DurationVar(&o.writeTime, "write-duration", 15*time.Second, "how long the write phase runs")
+	fs.BoolVar(&o.keep, "keep", false, "keep the data directory")
+	fs.StringVar(&o.dataDir, "data-dir", "", "reuse this data directory (seeded when empty)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	dir := o.dataDir
+	if dir == "" {
+		var err error
+		dir, err = os.MkdirTemp("", "gtc-bench-")
+		if err != nil {
+			return err
+		}
+		if !o.keep {
+			defer os.RemoveAll(dir)
+		}
+	}
+	fmt.Fprintf(out, "gtc-bench  %s  %d CPU  %s  %s\n", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpuModel(), runtime.Version())
+	fmt.Fprintf(out, "data dir   %s\n\n", dir)
+
+	// Seed (synchronous=NORMAL only for seeding speed; the server runs with the default FULL).
+	start := time.Now()
+	seed := exec.CommandContext(ctx, o.gtc, "seed", "--items", strconv.Itoa(o.items), "--datasets", strconv.Itoa(o.datasets), "--if-empty")
+	seed.Env = benchEnv(dir, "GTC_SQLITE_SYNCHRONOUS=NORMAL", "GTC_LOG_LEVEL=warn")
+	seed.Stdout, seed.Stderr = io.Discard, os.Stderr
+	if err := seed.Run(); err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	fmt.Fprintf(out, "%-44s %s\n", fmt.Sprintf("seed %d items", o.items), time.Since(start).Round(time.Millisecond))
+
+	srv, err := startServer(ctx, o.gtc, dir)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	fmt.Fprintf(out, "%-44s %s\n", "serve: start to first /readyz 200", srv.readyAfter.Round(100*time.Microsecond))
+
+	c := &client{base: srv.base, http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128, MaxConnsPerHost: 128}, Timeout: 30 * time.Second}}
+	var datasets []string
+	if err := c.getJSON("/v1/datasets", &datasets); err != nil {
+		return err
+	}
+	if err := c.checkTotal(datasets[0]); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%-44s %s\n", "list total checked by paging", "exact")
+
+	lat, err := c.listPhase(datasets, o.listN)
+	if err != nil {
+		return err
+	}
+	report(out, "GET /v1/ground-truths ds+status+tag, 25/page", lat)
+
+	keys, err := c.collectKeys(datasets, max(o.writers*8, 800))
+	if err != nil {
+		return err
+	}
+	lat, err = c.getPhase(keys, o.getN)
+	if err != nil {
+		return err
+	}
+	report(out, "GET one item", lat)
+
+	rate, wlat, errs, err := c.writePhase(keys, o.writers, o.writeTime)
+	if err != nil {
+		return err
+	}
+	report(out, fmt.Sprintf("PUT one item, %d writers", o.writers), wlat)
+	fmt.Fprintf(out, "%-44s %.0f writes/s (%d errors)\n", "PUT throughput", rate, errs)
+	fmt.Fprintf(out, "%-44s %.1f MiB (peak while measuring)\n", "server RSS", float64(srv.peakRSS.Load())/(1<<20))
+	return nil
+}
+
+func benchEnv(dir string, extra ...string) []string {
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "GTC_") {
+			env = append(env, e)
+		}
+	}
+	env = append(env, "GTC_DATA_DIR="+dir)
+	return append(env, extra...)
+}
+
+type server struct {
+	cmd        *exec.Cmd
+	base       string
+	readyAfter time.Duration
+	peakRSS    atomic.Int64
+	stopRSS    chan struct{}
+}
+
+func startServer(ctx context.Context, bin, dir string) (*server, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	logf, err := os.Create(filepath.Join(dir, "serve.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, bin, "serve")
+	cmd.Env = benchEnv(dir, fmt.Sprintf("GTC_ADDR=127.0.0.1:%d", port), "GTC_LOG_FORMAT=json")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	s := &server{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), stopRSS: make(chan struct{})}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	hc := &http.Client{Timeout: time.Second}
+	for {
+		res, err := hc.Get(s.base + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				s.readyAfter = time.Since(start)
+				break
+			}
+		}
+		if time.Since(start) > 30*time.Second {
+			_ = cmd.Process.Kill()
+			return nil, errors.New("server not ready after 30 s; see serve.log in the data directory")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	go s.sampleRSS()
+	return s, nil
+}
+
+func (s *server) sampleRSS() {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopRSS:
+			return
+		case <-t.C:
+			if rss := readRSS(s.cmd.Process.Pid); rss > s.peakRSS.Load() {
+				s.peakRSS.Store(rss)
+			}
+		}
+	}
+}
+
+func (s *server) stop() {
+	close(s.stopRSS)
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+	}
+}
+
+// readRSS returns the resident set size of a process in bytes (Linux).
+func readRSS(pid int) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "VmRSS:") {
+			fields := strings.Fields(sc.Text())
+			kb, _ := strconv.ParseInt(fields[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+func cpuModel() string {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "model name") {
+			if _, v, ok := strings.Cut(line, ":"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return runtime.GOARCH
+}
+
+type client struct {
+	base string
+	http *http.Client
+}
+
+func (c *client) do(method, path string, body []byte, hdr map[string]string) (*http.Response, []byte, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, c.base+path, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	return res, data, err
+}
+
+func (c *client) getJSON(path string, v any) error {
+	res, data, err := c.do(http.MethodGet, path, nil, nil)
+	if err != nil {
+		return err
+	}
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %d %s", path, res.StatusCode, data)
+	}
+	return json.Unmarshal(data, v)
+}
+
+type listPage struct {
+	Items []struct {
+		ID          string `json:"id"`
+		DatasetName string `json:"datasetName"`
+		Bucket      string `json:"bucket"`
+		ETag        string `json:"_etag"`
+	} `json:"items"`
+	Pagination struct {
+		Total int `json:"total"`
+	} `json:"pagination"`
+}
+
+var benchTags = []string{"source:sme", "source:synthetic", "topic:install", "topic:security", "turns:multiturn", "retrieval_behavior:single", "difficulty:hard"}
+
+func listQuery(ds, status, tag string, page int) string {
+	q := url.Values{"dataset": {ds}, "status": {status}, "tags": {tag}, "sortBy": {"reviewedAt"}, "sortOrder": {"desc"},
+		"limit": {"25"}, "page": {strconv.Itoa(page)}}
+	return "/v1/ground-truths?" + q.Encode()
+}
+
+// checkTotal pages through one filtered list and compares the count with its total.
+func (c *client) checkTotal(ds string) error {
+	var first listPage
+	base := url.Values{"dataset": {ds}, "status": {"approved"}, "tags": {"source:sme"}, "limit": {"100"}}
+	if err := c.getJSON("/v1/ground-truths?"+base.Encode(), &first); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for page := 1; ; page++ {
+		base.Set("page", strconv.Itoa(page))
+		var p listPage
+		if err := c.getJSON("/v1/ground-truths?"+base.Encode(), &p); err != nil {
+			return err
+		}
+		if len(p.Items) == 0 {
+			break
+		}
+		for _, it := range p.Items {
+			seen[it.ID] = true
+		}
+	}
+	if len(seen) != first.Pagination.Total {
+		return fmt.Errorf("list total %d but paging found %d items", first.Pagination.Total, len(seen))
+	}
+	return nil
+}
+
+func (c *client) listPhase(datasets []string, n int) ([]time.Duration, error) {
+	r := rand.New(rand.NewPCG(1, 2))
+	lat := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		status := []string{"approved", "draft"}[r.IntN(2)]
+		path := listQuery(datasets[r.IntN(len(datasets))], status, benchTags[r.IntN(len(benchTags))], 1+r.IntN(3))
+		t := time.Now()
+		res, data, err := c.do(http.MethodGet, path, nil, nil)
+		d := time.Since(t)
+		if err != nil {
+			return nil, err
+		}
+		if res.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("GET %s: %d %s", path, res.StatusCode, data)
+		}
+		lat = append(lat, d)
+	}
+	return lat, nil
+}
+
+type itemKey struct{ path, etag string }
+
+// collectKeys gathers distinct draft items to read and write.
+func (c *client) collectKeys(datasets []string, n int) ([]itemKey, error) {
+	var keys []itemKey
+	for page := 1; len(keys) < n; page++ {
+		var p listPage
+		q := url.Values{"status": {"draft"}, "sortBy": {"id"}, "limit": {"100"}, "page": {strconv.Itoa(page)}}
+		if err := c.getJSON("/v1/ground-truths?"+q.Encode(), &p); err != nil {
+			return nil, err
+		}
+		if len(p.Items) == 0 {
+			break
+		}
+		for _, it := range p.Items {
+			keys = append(keys, itemKey{path: "/v1/ground-truths/" + url.PathEscape(it.DatasetName) + "/" + it.Bucket + "/" + url.PathEscape(it.ID), etag: it.ETag})
+		}
+	}
+	if len(keys) == 0 {
+		return nil, errors.New("no draft items to measure")
+	}
+	_ = datasets
+	return keys, nil
+}
+
+func (c *client) getPhase(keys []itemKey, n int) ([]time.Duration, error) {
+	r := rand.New(rand.NewPCG(3, 4))
+	lat := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		k := keys[r.IntN(len(keys))]
+		t := time.Now()
+		res, data, err := c.do(http.MethodGet, k.path, nil, nil)
+		d := time.Since(t)
+		if err != nil {
+			return nil, err
+		}
+		if res.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("GET %s: %d %s", k.path, res.StatusCode, data)
+		}
+		lat = append(lat, d)
+	}
+	return lat, nil
+}
+
+// writePhase runs writers clients, each updating its own items with If-Match for dur.
+func (c *client) writePhase(keys []itemKey, writers int, dur time.Duration) (float64, []time.Duration, int64, error) {
+	var ok, bad atomic.Int64
+	var mu sync.Mutex
+	var all []time.Duration
+	deadline := time.Now().Add(dur)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		mine := []itemKey{}
+		for i := w; i < len(keys); i += writers {
+			mine = append(mine, keys[i])
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var lat []time.Duration
+			for n := 0; time.Now().Before(deadline); n++ {
+				k := &mine[n%len(mine)]
+				body := []byte(fmt.Sprintf(`{"comment":"bench write %d","manualTags":["source:sme","topic:install"]}`, n))
+				t := time.Now()
+				res, data, err := c.do(http.MethodPut, k.path, body, map[string]string{"If-Match": k.etag})
+				lat = append(lat, time.Since(t))
+				if err != nil || res.StatusCode != http.StatusOK {
+					bad.Add(1)
+					continue
+				}
+				var it struct {
+					ETag string `json:"_etag"`
+				}
+				if json.Unmarshal(data, &it) == nil {
+					k.etag = it.ETag
+				}
+				ok.Add(1)
+			}
+			mu.Lock()
+			all = append(all, lat...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return float64(ok.Load()) / time.Since(start).Seconds(), all, bad.Load(), nil
+}
+
+func report(out io.Writer, name string, lat []time.Duration) {
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(float64(len(lat))*p))] }
+	fmt.Fprintf(out, "%-44s n=%d  median %s  p90 %s  p99 %s  max %s\n", name, len(lat),
+		ms(pct(0.50)), ms(pct(0.90)), ms(pct(0.99)), ms(lat[len(lat)-1]))
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
