@@ -309,9 +309,10 @@ func TestInlineResponseSchemas(t *testing.T) {
 
 func TestOperations(t *testing.T) {
 	loaded := load(t, openapi.Document("/v1", "dev"))
-	auth := []int{401, 403, 422, 500}
+	// The body limit and media type apply on every route, so every operation documents 413/415.
+	auth := []int{401, 403, 413, 415, 422, 500}
 	store := append(slices.Clone(auth), 503)
-	body := append(slices.Clone(store), 413, 415)
+	body := store
 	item := "/v1/ground-truths/{datasetName}/{bucket}/{item_id}"
 	curation := "/v1/datasets/{datasetName}/curation-instructions"
 
@@ -321,8 +322,8 @@ func TestOperations(t *testing.T) {
 		errors       []int
 		etag         bool
 	}{
-		{"GET", "/healthz", []int{200}, nil, false},
-		{"GET", "/readyz", []int{200}, []int{503}, false},
+		{"GET", "/healthz", []int{200}, []int{413, 415}, false},
+		{"GET", "/readyz", []int{200}, []int{503, 413, 415}, false},
 		{"GET", "/v1/openapi.json", []int{200}, auth, false},
 		{"GET", "/v1/config", []int{200}, auth, false},
 		{"GET", "/v1/ground-truths/stats", []int{200}, store, false},

@@ -1,0 +1,189 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	gtc "github.com/gtc-dev/gtc"
+)
+
+// cursorVersion is the format version of scan cursors.
+const cursorVersion = 1
+
+// scanCursor is the JSON inside a cursor: the format version, a hash of the spec it belongs
+// to, and the position (the last item returned).
+type scanCursor struct {
+	V int    `json:"v"`
+	H string `json:"h"`
+	D string `json:"d,omitempty"` // ByDatasetID: datasetName of the last item
+	I string `json:"i,omitempty"` // ByDatasetID: id of the last item
+	P int64  `json:"p,omitempty"` // AnyOrder: pk of the last item
+}
+
+// specHash identifies a scan spec independently of the order of its lists, so a cursor
+// stays valid across restarts and for an equivalent spec.
+func specHash(s gtc.ScanSpec) string {
+	sts := make([]string, len(s.Statuses))
+	for i, st := range s.Statuses {
+		sts[i] = string(st)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "scan\x00%d\x00%s\x00%s", s.Order,
+		strings.Join(dedupe(sts), "\x1f"), strings.Join(dedupe(s.DatasetNames), "\x1f"))
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+func encodeCursor(c scanCursor) string {
+	b, _ := json.Marshal(c) // a struct of strings and ints cannot fail
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s, hash string, order gtc.ScanOrder) (scanCursor, error) {
+	var c scanCursor
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return c, fmt.Errorf("%w: malformed cursor", gtc.ErrInvalidArgument)
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return c, fmt.Errorf("%w: malformed cursor", gtc.ErrInvalidArgument)
+	}
+	if c.V != cursorVersion {
+		return c, fmt.Errorf("%w: cursor version %d is not supported", gtc.ErrInvalidArgument, c.V)
+	}
+	if c.H != hash {
+		return c, fmt.Errorf("%w: cursor belongs to another scan", gtc.ErrInvalidArgument)
+	}
+	if order == gtc.ByDatasetID && (c.D == "" || c.I == "") || order == gtc.AnyOrder && c.P <= 0 {
+		return c, fmt.Errorf("%w: cursor has no position", gtc.ErrInvalidArgument)
+	}
+	return c, nil
+}
+
+// scanSQL returns the statement of one scan page; it reads limit+1 rows so the page knows
+// whether anything follows.
+func scanSQL(spec gtc.ScanSpec, pos *scanCursor, limit int) (sqlText, error) {
+	where, args, err := whereClause(gtc.Filter{Statuses: spec.Statuses, DatasetNames: spec.DatasetNames})
+	if err != nil {
+		return sqlText{}, err
+	}
+	args = slices.Clip(args)
+	and := func(cond string) {
+		if where == "" {
+			where = " WHERE " + cond
+		} else {
+			where += " AND " + cond
+		}
+	}
+	var order string
+	switch spec.Order {
+	case gtc.ByDatasetID:
+		if pos != nil {
+			and("(dataset_name, id) > (?, ?)")
+			args = append(args, pos.D, pos.I)
+		}
+		order = " ORDER BY dataset_name, id"
+	case gtc.AnyOrder:
+		if pos != nil {
+			and("pk > ?")
+			args = append(args, pos.P)
+		}
+		order = " ORDER BY pk"
+	default:
+		return sqlText{}, fmt.Errorf("%w: unknown scan order %d", gtc.ErrInvalidArgument, spec.Order)
+	}
+	return sqlText{
+		SQL:  "SELECT pk, dataset_name, id, etag, doc FROM items" + where + order + " LIMIT ?",
+		Args: append(args, limit+1),
+	}, nil
+}
+
+// Scan reads one batch of a resumable scan. A limit above gtc.MaxQueryLimit is served as
+// gtc.MaxQueryLimit; Next tells the caller where to go on.
+func (is *itemStore) Scan(ctx context.Context, spec gtc.ScanSpec, cursor string, limit int) (gtc.ScanPage, error) {
+	s := is.s
+	if s.closed.Load() {
+		return gtc.ScanPage{}, errClosed("scan")
+	}
+	if limit < 1 {
+		return gtc.ScanPage{}, fmt.Errorf("sqlite: scan: %w: limit %d", gtc.ErrInvalidArgument, limit)
+	}
+	limit = min(limit, gtc.MaxQueryLimit)
+	if spec.Order != gtc.ByDatasetID && spec.Order != gtc.AnyOrder {
+		return gtc.ScanPage{}, fmt.Errorf("sqlite: scan: %w: unknown scan order %d", gtc.ErrInvalidArgument, spec.Order)
+	}
+	hash := specHash(spec)
+	var pos *scanCursor
+	if cursor != "" {
+		c, err := decodeCursor(cursor, hash, spec.Order)
+		if err != nil {
+			return gtc.ScanPage{}, fmt.Errorf("sqlite: scan: %w", err)
+		}
+		pos = &c
+	}
+	q, err := scanSQL(spec, pos, limit)
+	if err != nil {
+		return gtc.ScanPage{}, fmt.Errorf("sqlite: scan: %w", err)
+	}
+	st, cached, err := s.readStmt(ctx, q.SQL)
+	if err != nil {
+		return gtc.ScanPage{}, wrapErr("scan", err)
+	}
+	if !cached {
+		defer st.Close()
+	}
+	rows, err := st.QueryContext(ctx, q.Args...)
+	if err != nil {
+		return gtc.ScanPage{}, wrapErr("scan", err)
+	}
+	type row struct {
+		pk     int64
+		ds, id string
+		etag   string
+		doc    []byte
+	}
+	var got []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.pk, &r.ds, &r.id, &r.etag, &r.doc); err != nil {
+			_ = rows.Close()
+			return gtc.ScanPage{}, wrapErr("scan", err)
+		}
+		got = append(got, r)
+	}
+	if err := rows.Close(); err != nil {
+		return gtc.ScanPage{}, wrapErr("scan", err)
+	}
+	if err := rows.Err(); err != nil {
+		return gtc.ScanPage{}, wrapErr("scan", err)
+	}
+	var page gtc.ScanPage
+	more := len(got) > limit
+	if more {
+		got = got[:limit]
+	}
+	page.Items = make([]*gtc.Item, 0, len(got))
+	for _, r := range got {
+		it, err := decodeItem(r.doc, r.etag)
+		if err != nil {
+			return gtc.ScanPage{}, err
+		}
+		page.Items = append(page.Items, it)
+	}
+	if more {
+		last := got[len(got)-1]
+		c := scanCursor{V: cursorVersion, H: hash}
+		if spec.Order == gtc.ByDatasetID {
+			c.D, c.I = last.ds, last.id
+		} else {
+			c.P = last.pk
+		}
+		page.Next = encodeCursor(c)
+	}
+	return page, nil
+}

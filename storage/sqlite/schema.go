@@ -1,0 +1,152 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+
+	gtc "github.com/gtc-dev/gtc"
+)
+
+// migrations are the embedded schema migrations; migrations[i] takes the database from
+// user_version i to i+1. Each runs in its own transaction together with the version bump.
+var migrations = []func(ctx context.Context, tx *sql.Tx, env migrationEnv) error{
+	migrateV1,
+}
+
+// SchemaVersion is the schema version this build writes and understands: the number of
+// embedded migrations.
+const SchemaVersion = 1
+
+// migrationEnv is what a migration may draw on besides the transaction.
+type migrationEnv struct {
+	clock  gtc.Clock
+	random io.Reader
+}
+
+// SchemaVersionError reports a database written by a newer gtc.
+type SchemaVersionError struct {
+	Found     int // PRAGMA user_version of the file
+	Supported int // SchemaVersion of this build
+}
+
+func (e *SchemaVersionError) Error() string {
+	return fmt.Sprintf("database schema version %d is newer than this gtc supports (%d)", e.Found, e.Supported)
+}
+
+const schemaV1 = `
+CREATE TABLE items (
+  pk            INTEGER PRIMARY KEY,
+  id            TEXT NOT NULL,
+  dataset_name  TEXT NOT NULL,
+  bucket        TEXT NOT NULL,
+  status        TEXT NOT NULL,
+  assigned_to   TEXT,                      -- NULL when unassigned
+  etag          TEXT NOT NULL,
+  index_v       INTEGER NOT NULL,
+  sk_reviewed   TEXT NOT NULL,
+  sk_updated    TEXT NOT NULL,
+  sk_has_answer TEXT NOT NULL,
+  sk_tag_count  TEXT NOT NULL,
+  sk_references TEXT NOT NULL,
+  sk_assigned   TEXT NOT NULL,
+  sk_recent     TEXT NOT NULL,
+  -- The large columns come last, so every column a query filters or sorts on lies in the
+  -- part of the row stored on its b-tree page, not in overflow pages.
+  ref_urls      TEXT NOT NULL,
+  search_text   TEXT NOT NULL,
+  doc           TEXT NOT NULL,             -- canonical JSON (§3.5)
+  UNIQUE (dataset_name, id)                -- item identity (api.md §2)
+);
+CREATE INDEX items_status_dataset_id       ON items (status, dataset_name, id);
+CREATE INDEX items_assigned                ON items (assigned_to, status, sk_assigned);
+CREATE INDEX items_status_reviewed         ON items (status, sk_reviewed);
+CREATE INDEX items_dataset_status_reviewed ON items (dataset_name, status, sk_reviewed);
+CREATE INDEX items_sk_reviewed             ON items (sk_reviewed);
+CREATE INDEX items_sk_updated              ON items (sk_updated);
+CREATE INDEX items_sk_has_answer           ON items (sk_has_answer);
+CREATE INDEX items_sk_tag_count            ON items (sk_tag_count);
+CREATE INDEX items_sk_references           ON items (sk_references);
+CREATE INDEX items_dataset_recent          ON items (dataset_name, sk_recent);
+
+-- The merged tags (manualTags ∪ computedTags) of each item, with copies of the item's
+-- dataset_name and status: a tag filter combined with dataset and status filters is then
+-- counted from one range of this table's primary key, without visiting the items.
+CREATE TABLE item_tags (
+  tag          TEXT NOT NULL,
+  dataset_name TEXT NOT NULL,
+  status       TEXT NOT NULL,
+  item_pk      INTEGER NOT NULL REFERENCES items (pk) ON DELETE CASCADE,
+  PRIMARY KEY (tag, dataset_name, status, item_pk)
+) WITHOUT ROWID;
+CREATE INDEX item_tags_item ON item_tags (item_pk, tag);
+
+CREATE TABLE curation_instructions (
+  dataset_name TEXT PRIMARY KEY,
+  etag         TEXT NOT NULL,
+  doc          TEXT NOT NULL
+);
+
+CREATE TABLE tag_store (tag TEXT PRIMARY KEY) WITHOUT ROWID;
+
+CREATE TABLE tag_definitions (
+  tag_key     TEXT PRIMARY KEY,
+  description TEXT NOT NULL,
+  created_by  TEXT,
+  created_at  TEXT NOT NULL,
+  updated_at  TEXT NOT NULL,
+  etag        TEXT NOT NULL
+);
+
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+`
+
+func migrateV1(ctx context.Context, tx *sql.Tx, env migrationEnv) error {
+	if _, err := tx.ExecContext(ctx, schemaV1); err != nil {
+		return err
+	}
+	var id [16]byte
+	if _, err := io.ReadFull(env.random, id[:]); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO meta (key, value) VALUES ('store_id', ?), ('created_at', ?), ('index_v', ?)`,
+		hex.EncodeToString(id[:]), gtc.FormatStoredTime(env.clock.Now()), strconv.Itoa(gtc.IndexVersion))
+	return err
+}
+
+// migrate applies every embedded migration above the database's user_version, each in its
+// own transaction, and refuses a database from a newer build.
+func migrate(ctx context.Context, db *sql.DB, env migrationEnv, log *slog.Logger) error {
+	var version int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return wrapErr("read schema version", err)
+	}
+	if version > SchemaVersion {
+		return &SchemaVersionError{Found: version, Supported: SchemaVersion}
+	}
+	for v := version; v < SchemaVersion; v++ {
+		tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE through _txlock
+		if err != nil {
+			return wrapErr("begin migration", err)
+		}
+		if err := migrations[v](ctx, tx, env); err != nil {
+			_ = tx.Rollback()
+			return wrapErr(fmt.Sprintf("migration to schema version %d", v+1), err)
+		}
+		// PRAGMA cannot take a bound parameter; v+1 is our own integer.
+		if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(v+1)); err != nil {
+			_ = tx.Rollback()
+			return wrapErr("set schema version", err)
+		}
+		if err := tx.Commit(); err != nil {
+			return wrapErr(fmt.Sprintf("commit migration to schema version %d", v+1), err)
+		}
+		log.Info("sqlite: applied schema migration", "version", v+1)
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"strings"
+)
+
+// itemColumns are the columns Create sets besides the key, in the order of columnArgs.
+const itemColumns = `status, assigned_to, etag, index_v,
+  sk_reviewed, sk_updated, sk_has_answer, sk_tag_count, sk_references, sk_assigned, sk_recent,
+  ref_urls, search_text, doc`
+
+// statements are prepared once per pool; database/sql prepares each on every connection
+// that runs it and keeps it there.
+type statements struct {
+	all []*sql.Stmt
+
+	// readers
+	ping, get, locate, docsByPK, curationGet, maxPK *sql.Stmt
+
+	// writer
+	savepoint, release, rollbackTo               *sql.Stmt
+	keyOf, insertItem, currentOf                 *sql.Stmt
+	update                                       [updateVariants]*sql.Stmt
+	tagsOf, insertTag, deleteTag                 *sql.Stmt
+	deleteItems, deleteCuration                  *sql.Stmt
+	curationETag, curationInsert, curationUpdate *sql.Stmt
+}
+
+func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
+	var err error
+	p := func(db *sql.DB, query string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var s *sql.Stmt
+		s, err = db.PrepareContext(ctx, query)
+		if err == nil {
+			st.all = append(st.all, s)
+		}
+		return s
+	}
+	st.ping = p(rdb, `SELECT value FROM meta WHERE key = 'store_id'`)
+	st.get = p(rdb, `SELECT bucket, etag, doc FROM items WHERE dataset_name = ? AND id = ?`)
+	st.locate = p(rdb, `SELECT bucket FROM items WHERE dataset_name = ? AND id = ?`)
+	// One statement for any page size: the primary keys travel as one JSON array.
+	st.docsByPK = p(rdb, `SELECT pk, etag, doc FROM items WHERE pk IN (SELECT value FROM json_each(?))`)
+	st.maxPK = p(rdb, `SELECT coalesce(max(pk), 0) FROM items`)
+	st.curationGet = p(rdb, `SELECT etag, doc FROM curation_instructions WHERE dataset_name = ?`)
+
+	st.savepoint = p(wdb, `SAVEPOINT op`)
+	st.release = p(wdb, `RELEASE op`)
+	st.rollbackTo = p(wdb, `ROLLBACK TO op`)
+	st.keyOf = p(wdb, `SELECT bucket FROM items WHERE dataset_name = ? AND id = ?`)
+	st.insertItem = p(wdb, `INSERT INTO items (id, dataset_name, bucket, `+itemColumns+`)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`)
+	st.currentOf = p(wdb, `SELECT pk, bucket, etag, status, assigned_to, sk_assigned, sk_tag_count, sk_references
+  FROM items WHERE dataset_name = ? AND id = ?`)
+	for mask := range updateVariants {
+		st.update[mask] = p(wdb, updateSQL(mask))
+	}
+	st.tagsOf = p(wdb, `SELECT tag, status FROM item_tags WHERE item_pk = ?`)
+	st.insertTag = p(wdb, `INSERT INTO item_tags (tag, dataset_name, status, item_pk) VALUES (?, ?, ?, ?)`)
+	st.deleteTag = p(wdb, `DELETE FROM item_tags WHERE item_pk = ? AND tag = ?`)
+	st.deleteItems = p(wdb, `DELETE FROM items WHERE dataset_name = ?`)
+	st.deleteCuration = p(wdb, `DELETE FROM curation_instructions WHERE dataset_name = ?`)
+	st.curationETag = p(wdb, `SELECT etag FROM curation_instructions WHERE dataset_name = ?`)
+	st.curationInsert = p(wdb, `INSERT INTO curation_instructions (dataset_name, etag, doc) VALUES (?, ?, ?)`)
+	st.curationUpdate = p(wdb, `UPDATE curation_instructions SET etag = ?, doc = ? WHERE dataset_name = ? AND etag = ?`)
+	if err != nil {
+		st.close()
+	}
+	return err
+}
+
+// close releases the prepared statements; closing the pools afterwards reports any real
+// problem, so errors here are not interesting.
+func (st *statements) close() {
+	for _, s := range st.all {
+		_ = s.Close()
+	}
+	st.all = nil
+}
+
+// Replace sets only the indexed columns that change, because SQLite rewrites the entries of
+// every index on a column named in SET, changed or not. The columns that move with
+// updatedAt (every edit) are always set; the others form four groups, so 16 prepared
+// variants cover every case.
+const (
+	changesStatus     = 1 << iota // status
+	changesAssignment             // assigned_to, sk_assigned
+	changesTagCount               // sk_tag_count
+	changesReferences             // sk_references
+
+	updateVariants = 1 << 4
+)
+
+// alwaysSet are the columns every Replace writes.
+var alwaysSet = []string{"etag", "index_v", "sk_reviewed", "sk_updated", "sk_has_answer", "sk_recent", "ref_urls", "search_text", "doc"}
+
+func updateColumns(mask int) []string {
+	cols := slices.Clone(alwaysSet)
+	if mask&changesStatus != 0 {
+		cols = append(cols, "status")
+	}
+	if mask&changesAssignment != 0 {
+		cols = append(cols, "assigned_to", "sk_assigned")
+	}
+	if mask&changesTagCount != 0 {
+		cols = append(cols, "sk_tag_count")
+	}
+	if mask&changesReferences != 0 {
+		cols = append(cols, "sk_references")
+	}
+	return cols
+}
+
+// updateSQL is the conditional write of one variant: it matches only while the stored ETag
+// is the one the caller read.
+func updateSQL(mask int) string {
+	cols := updateColumns(mask)
+	return "UPDATE items SET (" + strings.Join(cols, ", ") + ") = (" + placeholders(len(cols)) + ")" +
+		" WHERE dataset_name = ? AND id = ? AND bucket = ? AND etag = ?"
+}

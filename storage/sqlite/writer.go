@@ -1,0 +1,177 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sync/atomic"
+)
+
+// maxBatch caps how many queued writes share one transaction, so one commit never holds
+// the queue for long.
+const maxBatch = 64
+
+// States of a writeOp; the writer and the caller race for the first transition.
+const (
+	opPending   int32 = iota
+	opTaken           // the writer runs it; the caller waits for the result
+	opAbandoned       // the caller gave up first; the writer skips it
+)
+
+// writeOp is one store operation queued for the writer.
+type writeOp struct {
+	ctx   context.Context
+	name  string
+	run   func(w *wtx) error
+	state atomic.Int32
+	done  chan error // buffered; receives exactly one result unless abandoned
+}
+
+// wtx is the view of the shared write transaction an operation gets. Statements run with
+// a context of their own: an operation's cancelled context must not interrupt the batch
+// it shares with others (SQLite rolls back the whole transaction of an interrupted write).
+type wtx struct {
+	tx    *sql.Tx
+	stmts map[*sql.Stmt]*sql.Stmt
+}
+
+// stmt returns st bound to the write transaction; database/sql reuses the statement
+// already prepared on the writer connection.
+func (w *wtx) stmt(st *sql.Stmt) *sql.Stmt {
+	if ts, ok := w.stmts[st]; ok {
+		return ts
+	}
+	ts := w.tx.Stmt(st)
+	w.stmts[st] = ts
+	return ts
+}
+
+// write queues run for the writer and waits for its result, which arrives only after the
+// transaction holding it has committed. If ctx ends before the writer has taken the
+// operation, it is never run and the context error is returned; once taken, it runs to the
+// end and its real result is returned.
+func (s *Store) write(ctx context.Context, name string, run func(w *wtx) error) error {
+	if err := ctx.Err(); err != nil {
+		return wrapErr(name, err)
+	}
+	if s.closed.Load() {
+		return errClosed(name)
+	}
+	op := &writeOp{ctx: ctx, name: name, run: run, done: make(chan error, 1)}
+	select {
+	case s.queue <- op:
+	case <-ctx.Done():
+		return wrapErr(name, ctx.Err())
+	case <-s.stop:
+		return errClosed(name)
+	}
+	select {
+	case err := <-op.done:
+		return err
+	case <-ctx.Done():
+		if op.state.CompareAndSwap(opPending, opAbandoned) {
+			return wrapErr(name, ctx.Err())
+		}
+		return <-op.done
+	}
+}
+
+// runWriter is the writer goroutine: it takes one queued operation, adds whatever else is
+// queued at that moment, and runs them as one transaction (group commit).
+func (s *Store) runWriter() {
+	defer close(s.writerDone)
+	batch := make([]*writeOp, 0, maxBatch)
+	for {
+		select {
+		case <-s.stop:
+			return
+		case op := <-s.queue:
+			batch = append(batch[:0], op)
+		}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case op := <-s.queue:
+				batch = append(batch, op)
+			default:
+				break drain
+			}
+		}
+		s.runBatch(batch)
+		clear(batch)
+	}
+}
+
+func (s *Store) runBatch(batch []*writeOp) {
+	live := make([]*writeOp, 0, len(batch))
+	for _, op := range batch {
+		if !op.state.CompareAndSwap(opPending, opTaken) {
+			continue // abandoned by its caller
+		}
+		if err := op.ctx.Err(); err != nil {
+			op.done <- wrapErr(op.name, err)
+			continue
+		}
+		live = append(live, op)
+	}
+	if len(live) == 0 {
+		return
+	}
+	results := make([]error, len(live))
+	if err := s.runTx(live, results); err != nil {
+		for i := range results {
+			results[i] = err
+		}
+	}
+	for i, op := range live {
+		op.done <- results[i]
+	}
+}
+
+// runTx runs ops in one BEGIN IMMEDIATE transaction, each in its own savepoint, and
+// commits. It fills results with each operation's own outcome and returns an error that
+// replaces every result when the transaction as a whole failed.
+func (s *Store) runTx(ops []*writeOp, results []error) error {
+	ctx := context.Background()
+	tx, err := s.wdb.BeginTx(ctx, nil) // BEGIN IMMEDIATE through _txlock
+	if err != nil {
+		return wrapErr("begin", err)
+	}
+	w := &wtx{tx: tx, stmts: make(map[*sql.Stmt]*sql.Stmt, 8)}
+	if len(ops) == 1 {
+		// The transaction is the savepoint.
+		if results[0] = ops[0].run(w); results[0] != nil {
+			if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
+				return wrapErr("rollback", err)
+			}
+			return nil
+		}
+	} else {
+		for i, op := range ops {
+			if _, err := w.stmt(s.stmts.savepoint).Exec(); err != nil {
+				_ = tx.Rollback()
+				return wrapErr("savepoint", err)
+			}
+			results[i] = op.run(w)
+			if results[i] != nil {
+				if _, err := w.stmt(s.stmts.rollbackTo).Exec(); err != nil {
+					_ = tx.Rollback()
+					return wrapErr("rollback to savepoint", err)
+				}
+			}
+			if _, err := w.stmt(s.stmts.release).Exec(); err != nil {
+				_ = tx.Rollback()
+				return wrapErr("release savepoint", err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		cerr := wrapErr("commit", err)
+		for i := range results {
+			if results[i] == nil {
+				results[i] = cerr
+			}
+		}
+	}
+	return nil
+}

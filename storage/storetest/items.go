@@ -1,0 +1,588 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	gtc "github.com/gtc-dev/gtc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func (s *suite) itemTests() []namedTest {
+	return []namedTest{
+		{"CreateGetRoundTrip", s.createGetRoundTrip},          // 1
+		{"CreateETagAndTimes", s.createETagAndTimes},          // 2
+		{"CreateDuplicate", s.createDuplicate},                // 3
+		{"CreateConcurrent", s.createConcurrent},              // 4
+		{"GetMissing", s.getMissing},                          // 5
+		{"Locate", s.locate},                                  // 5
+		{"Replace", s.replace},                                // 6
+		{"ReplaceStale", s.replaceStale},                      // 7
+		{"ReplaceGone", s.replaceGone},                        // 8
+		{"ReplaceKeyChange", s.replaceKeyChange},              // 9
+		{"ReplaceConcurrent", s.replaceConcurrent},            // 10
+		{"Update", s.update},                                  // 11
+		{"SoftDelete", s.softDelete},                          // 12
+		{"InvalidBucket", s.invalidBucket},                    // 13
+		{"SizeLimit", s.sizeLimit},                            // 13
+		{"CancelledContext", s.cancelledContext},              // 14
+		{"UnassignedIsNull", s.unassignedIsNull},              // §3.3: "" and null are one value
+		{"ReturnedCopiesAreIndependent", s.independentCopies}, // §3.3: Get returns a fresh copy
+	}
+}
+
+// richItem exercises every part of the stored form that is easy to lose on the way
+// through a store.
+func (s *suite) richItem(ds, id string) *gtc.Item {
+	it := s.item(ds, id)
+	now := s.now()
+	it.Comment = "Grüße aus Köln — 東京 🌸"
+	it.ManualTags = []string{"topic:äpfel", "lang:de"}
+	it.ComputedTags = []string{"turns:2"}
+	it.AssignedTo = ptr("alice@example.com")
+	it.AssignedAt = ptr(now.Add(-time.Hour))
+	it.UpdatedBy = ptr("bob@example.com")
+	it.ReviewedAt = ptr(now.Add(-30 * time.Minute))
+	it.CreatedBy = ptr("carol@example.com")
+	it.CreatedAt = ptr(now.Add(-48 * time.Hour))
+	it.ScenarioID = "scénario-7"
+	it.History = []gtc.HistoryEntry{
+		{Role: "user", Msg: "Wie viele Äpfel? ✓", TurnID: ptr("turn-1"), StepID: ptr("step-1"), ExpectedBehavior: []string{"counts", "ß-handling"}},
+		{Role: "assistant", Msg: "Drei.", TurnID: ptr("turn-1"), ExpectedBehavior: []string{}},
+		{Role: "user", Msg: "Danke"},
+	}
+	it.ContextEntries = []gtc.ContextEntry{
+		{Key: "nested", Value: json.RawMessage(`{"a":null,"b":[null,1,{"c":null}]}`)},
+		{Key: "nothing", Value: json.RawMessage(`null`)},
+	}
+	it.TraceIDs = map[string]string{"run": "r-1", "trace": "t-ü"}
+	it.ToolCalls = []gtc.ToolCall{{
+		ID: "call-1", Name: "search", CallType: "tool",
+		Arguments:  json.RawMessage(`{"q":"äpfel","opts":{"deep":null,"n":9007199254740993}}`),
+		StepNumber: ptr(int64(9223372036854775807)),
+		Response:   json.RawMessage(`[1,"two",null,{"x":[]}]`),
+	}}
+	it.ExpectedTools = gtc.ExpectedTools{
+		Required:  []gtc.ToolExpectation{{Name: "search", Arguments: json.RawMessage(`{"q":"äpfel"}`)}},
+		Optional:  []gtc.ToolExpectation{},
+		NotNeeded: []gtc.ToolExpectation{{Name: "calculator"}},
+	}
+	it.Feedback = []gtc.FeedbackEntry{{Source: "human", Values: json.RawMessage(`{"score":5,"note":null,"tags":[]}`)}}
+	it.Metadata = json.RawMessage(`{"int64":9223372036854775807,"neg":-9223372036854775808,` +
+		`"pi":3.14159265358979323846264338327950288419716939937510,"price":0.1000000000000000055511151231257827,` +
+		`"nested":{"x":null,"list":[null,{"y":null}]},"empty":[],"emptyObj":{},"text":"naïve café"}`)
+	it.Plugins = map[string]gtc.PluginPayload{
+		gtc.RAGCompatSlot: {Kind: gtc.RAGCompatSlot, Version: "1.0", Data: json.RawMessage(
+			`{"references":[{"url":"https://docs.example.com/Äpfel","title":"Apfelsorten","content":"Boskoop, Elstar",` +
+				`"keyExcerpt":"Elstar","messageIndex":1,"customKey":{"deep":[1,null,"x"]},"score":0.87}],"extra":{"keep":true}}`)},
+		"other": {Kind: "custom", Version: "2.1", Data: json.RawMessage(`{"flag":null}`)},
+	}
+	it.TracePayload = json.RawMessage(`{"spans":[],"root":{"id":"s1","attrs":{"k":null}}}`)
+	return it
+}
+
+// jsonTree decodes a document keeping numbers as written, for deep comparison.
+func jsonTree(t *testing.T, doc []byte) any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	require.NoError(t, dec.Decode(&v), "document is not JSON: %s", doc)
+	return v
+}
+
+// 1. Create then Get returns the canonical document exactly.
+func (s *suite) createGetRoundTrip(t *testing.T) {
+	st := s.open(t)
+	in := s.richItem("données", "rich-ü-1")
+	want := jsonTree(t, in.CanonicalJSON())
+
+	created := create(t, st, in.Clone())
+	assert.Equal(t, want, jsonTree(t, created.CanonicalJSON()), "Create must return the stored document")
+
+	got := get(t, st, in.Key())
+	assert.Equal(t, want, jsonTree(t, got.CanonicalJSON()), "Get must return the canonical document exactly")
+	assert.Equal(t, created.ETag, got.ETag)
+	assert.Equal(t, in.Tags(), got.Tags())
+}
+
+// 2. Create returns a non-empty ETag, Get the same one; times come back in UTC with
+// microsecond precision.
+func (s *suite) createETagAndTimes(t *testing.T) {
+	st := s.open(t)
+	loc := time.FixedZone("UTC+5:30", 5*3600+1800)
+	precise := time.Date(2024, 2, 29, 23, 59, 58, 123456789, loc)
+	in := s.item("ds", "times")
+	in.UpdatedAt = precise
+	in.ReviewedAt = ptr(precise.Add(time.Nanosecond))
+	in.AssignedTo, in.AssignedAt = ptr("u@example.com"), ptr(precise.Add(999*time.Nanosecond))
+
+	created := create(t, st, in)
+	require.NotEmpty(t, created.ETag)
+	got := get(t, st, in.Key())
+	assert.Equal(t, created.ETag, got.ETag)
+
+	us := func(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+	for name, c := range map[string]struct{ want, got time.Time }{
+		"updatedAt":         {us(in.UpdatedAt), got.UpdatedAt},
+		"reviewedAt":        {us(*in.ReviewedAt), *got.ReviewedAt},
+		"assignedAt":        {us(*in.AssignedAt), *got.AssignedAt},
+		"created.updatedAt": {us(in.UpdatedAt), created.UpdatedAt},
+	} {
+		assert.True(t, c.want.Equal(c.got), "%s: want %s, got %s", name, c.want, c.got)
+		assert.Equal(t, time.UTC, c.got.Location(), "%s must be UTC", name)
+		assert.Zero(t, c.got.Nanosecond()%1000, "%s must have microsecond precision", name)
+	}
+	assert.Equal(t, 123457, got.AssignedAt.Nanosecond()/1000, "truncated, never rounded")
+}
+
+// 3. A second (datasetName, id) conflicts with the existing key, in the same or another
+// bucket; the same id in another dataset is a different item.
+func (s *suite) createDuplicate(t *testing.T) {
+	st := s.open(t)
+	first := create(t, st, s.item("ds", "dup"))
+
+	for name, bucket := range map[string]string{
+		"same bucket":    first.Bucket,
+		"another bucket": "0f8fad5b-d9cb-469f-a165-70867728950e",
+	} {
+		again := s.item("ds", "dup")
+		again.Bucket = bucket
+		again.Comment = "second"
+		_, err := st.Items().Create(ctxT(t), again)
+		require.ErrorIs(t, err, gtc.ErrConflict, name)
+		var ce *gtc.ConflictError
+		require.ErrorAs(t, err, &ce, name)
+		assert.Equal(t, first.Key(), ce.Existing, "%s: the conflict names the existing key", name)
+	}
+	assert.Empty(t, get(t, st, first.Key()).Comment, "the original is untouched")
+
+	other := create(t, st, s.item("other-ds", "dup"))
+	assert.Equal(t, "other-ds", other.DatasetName)
+	assert.NotEqual(t, first.ETag, other.ETag)
+}
+
+// 4. Concurrent creates of one (datasetName, id): exactly one wins. The same id in eight
+// datasets: all eight are created.
+func (s *suite) createConcurrent(t *testing.T) {
+	st := s.open(t)
+	const n = 8
+	var wins, conflicts atomic.Int32
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			it := s.item("race", "one")
+			it.Comment = fmt.Sprint("writer ", i)
+			_, err := st.Items().Create(ctxT(t), it)
+			switch {
+			case err == nil:
+				wins.Add(1)
+			case errors.Is(err, gtc.ErrConflict):
+				conflicts.Add(1)
+			default:
+				t.Errorf("create: unexpected error %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.EqualValues(t, 1, wins.Load(), "exactly one create wins")
+	assert.EqualValues(t, n-1, conflicts.Load())
+
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = st.Items().Create(ctxT(t), s.item(fmt.Sprint("race-", i), "one"))
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		assert.NoError(t, err, "dataset race-%d", i)
+	}
+}
+
+// 5. Get with the wrong dataset, the wrong bucket or an unknown id is ErrNotFound.
+func (s *suite) getMissing(t *testing.T) {
+	s.skipMissingRead(t)
+	st := s.open(t)
+	it := create(t, st, s.item("ds", "present"))
+	for name, k := range map[string]gtc.Key{
+		"wrong dataset": {DatasetName: "other", Bucket: it.Bucket, ID: it.ID},
+		"wrong bucket":  {DatasetName: it.DatasetName, Bucket: "0f8fad5b-d9cb-469f-a165-70867728950e", ID: it.ID},
+		"unknown id":    {DatasetName: it.DatasetName, Bucket: it.Bucket, ID: "absent"},
+	} {
+		_, err := st.Items().Get(ctxT(t), k)
+		assert.ErrorIs(t, err, gtc.ErrNotFound, name)
+	}
+}
+
+// 5. Locate finds the key whatever the bucket; unknown ids and other datasets' ids are
+// ErrNotFound.
+func (s *suite) locate(t *testing.T) {
+	st := s.open(t)
+	in := s.item("ds", "placed")
+	in.Bucket = "0f8fad5b-d9cb-469f-a165-70867728950e" // not the derived one
+	create(t, st, in)
+	create(t, st, s.item("elsewhere", "foreign"))
+
+	k, err := st.Items().Locate(ctxT(t), "ds", "placed")
+	require.NoError(t, err)
+	assert.Equal(t, in.Key(), k)
+
+	_, err = st.Items().Locate(ctxT(t), "ds", "absent")
+	assert.ErrorIs(t, err, gtc.ErrNotFound, "unknown id")
+	_, err = st.Items().Locate(ctxT(t), "ds", "foreign")
+	assert.ErrorIs(t, err, gtc.ErrNotFound, "id of another dataset")
+}
+
+// 6. Replace with the current prev writes next and issues a new ETag, even for an
+// identical next.
+func (s *suite) replace(t *testing.T) {
+	st := s.open(t)
+	cur := create(t, st, s.richItem("ds", "edit-me"))
+
+	next := cur.Clone()
+	next.Comment = "edited"
+	next.Status = gtc.StatusApproved
+	next.ManualTags = []string{"topic:birnen"}
+	next.UpdatedAt = s.now().Add(time.Minute)
+	out, err := st.Items().Replace(ctxT(t), cur, next)
+	require.NoError(t, err)
+	assert.NotEqual(t, cur.ETag, out.ETag, "a write issues a new ETag")
+
+	got := get(t, st, cur.Key())
+	assert.Equal(t, out.ETag, got.ETag)
+	assert.Equal(t, jsonTree(t, next.CanonicalJSON()), jsonTree(t, got.CanonicalJSON()), "the stored content is next")
+
+	same, err := st.Items().Replace(ctxT(t), got, got.Clone())
+	require.NoError(t, err)
+	assert.NotEqual(t, got.ETag, same.ETag, "an unchanged write still issues a new ETag")
+	assert.Equal(t, same.ETag, get(t, st, cur.Key()).ETag)
+}
+
+// 7. A stale prev is ErrPreconditionFailed and writes nothing.
+func (s *suite) replaceStale(t *testing.T) {
+	st := s.open(t)
+	v1 := create(t, st, s.item("ds", "contested"))
+	v2 := v1.Clone()
+	v2.Comment = "second"
+	v2, err := st.Items().Replace(ctxT(t), v1, v2)
+	require.NoError(t, err)
+
+	late := v1.Clone()
+	late.Comment = "lost update"
+	_, err = st.Items().Replace(ctxT(t), v1, late)
+	require.ErrorIs(t, err, gtc.ErrPreconditionFailed)
+
+	got := get(t, st, v1.Key())
+	assert.Equal(t, v2.ETag, got.ETag)
+	assert.Equal(t, "second", got.Comment)
+}
+
+// 8. Replace of an item that no longer exists is ErrNotFound and creates nothing.
+func (s *suite) replaceGone(t *testing.T) {
+	st := s.open(t)
+	cur := create(t, st, s.item("doomed", "gone"))
+	_, err := st.Items().DeleteDataset(ctxT(t), "doomed")
+	require.NoError(t, err)
+
+	next := cur.Clone()
+	next.Comment = "resurrected?"
+	_, err = st.Items().Replace(ctxT(t), cur, next)
+	require.ErrorIs(t, err, gtc.ErrNotFound)
+
+	_, err = st.Items().Locate(ctxT(t), "doomed", "gone")
+	assert.ErrorIs(t, err, gtc.ErrNotFound, "Replace must never re-create")
+}
+
+// 9. next with another key is ErrInvalidArgument.
+func (s *suite) replaceKeyChange(t *testing.T) {
+	st := s.open(t)
+	cur := create(t, st, s.item("ds", "fixed"))
+	for name, change := range map[string]func(*gtc.Item){
+		"id":      func(it *gtc.Item) { it.ID = "moved" },
+		"dataset": func(it *gtc.Item) { it.DatasetName = "elsewhere" },
+		"bucket":  func(it *gtc.Item) { it.Bucket = "0f8fad5b-d9cb-469f-a165-70867728950e" },
+	} {
+		next := cur.Clone()
+		change(next)
+		_, err := st.Items().Replace(ctxT(t), cur, next)
+		assert.ErrorIs(t, err, gtc.ErrInvalidArgument, name)
+	}
+	assert.Equal(t, cur.ETag, get(t, st, cur.Key()).ETag, "nothing was written")
+}
+
+// 10. Ten concurrent Replaces from the same prev: exactly one succeeds.
+func (s *suite) replaceConcurrent(t *testing.T) {
+	st := s.open(t)
+	cur := create(t, st, s.item("ds", "hot"))
+	const n = 10
+	var wins, stale atomic.Int32
+	var winner atomic.Value
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			next := cur.Clone()
+			next.Comment = fmt.Sprint("writer ", i)
+			out, err := st.Items().Replace(ctxT(t), cur, next)
+			switch {
+			case err == nil:
+				wins.Add(1)
+				winner.Store(out)
+			case errors.Is(err, gtc.ErrPreconditionFailed):
+				stale.Add(1)
+			default:
+				t.Errorf("replace: unexpected error %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	require.EqualValues(t, 1, wins.Load(), "exactly one Replace wins")
+	assert.EqualValues(t, n-1, stale.Load())
+	w := winner.Load().(*gtc.Item)
+	got := get(t, st, cur.Key())
+	assert.Equal(t, w.ETag, got.ETag)
+	assert.Equal(t, w.Comment, got.Comment, "the stored content is the winner's")
+}
+
+// racingItems wraps an ItemStore so that its next `losses` Gets are each followed by a
+// competing write, which makes the caller's conditional write lose.
+type racingItems struct {
+	gtc.ItemStore
+	t      *testing.T
+	losses atomic.Int32
+	gets   atomic.Int32
+}
+
+func (r *racingItems) Get(ctx context.Context, k gtc.Key) (*gtc.Item, error) {
+	r.gets.Add(1)
+	it, err := r.ItemStore.Get(ctx, k)
+	if err != nil || r.losses.Add(-1) < 0 {
+		return it, err
+	}
+	other := it.Clone()
+	other.Comment += "+race"
+	if _, err := r.ItemStore.Replace(ctx, it, other); err != nil {
+		r.t.Errorf("competing write: %v", err)
+	}
+	return it, nil
+}
+
+// 11. Update retries a lost race, gives up after three, and skips the write on ErrNoChange.
+func (s *suite) update(t *testing.T) {
+	st := s.open(t)
+	setFlag := func(cur *gtc.Item) (*gtc.Item, error) {
+		cur.Status = gtc.StatusSkipped
+		return cur, nil
+	}
+
+	t.Run("one lost race is retried", func(t *testing.T) {
+		it := create(t, st, s.item("ds", "retry"))
+		r := &racingItems{ItemStore: st.Items(), t: t}
+		r.losses.Store(1)
+		out, err := gtc.Update(ctxT(t), r, it.Key(), setFlag)
+		require.NoError(t, err)
+		assert.EqualValues(t, 2, r.gets.Load(), "read again after the lost race")
+		got := get(t, st, it.Key())
+		assert.Equal(t, out.ETag, got.ETag)
+		assert.Equal(t, gtc.StatusSkipped, got.Status)
+		assert.Equal(t, "+race", got.Comment, "the competing write is kept, not overwritten")
+	})
+
+	t.Run("three lost races give up", func(t *testing.T) {
+		it := create(t, st, s.item("ds", "give-up"))
+		r := &racingItems{ItemStore: st.Items(), t: t}
+		r.losses.Store(3)
+		_, err := gtc.Update(ctxT(t), r, it.Key(), setFlag)
+		require.ErrorIs(t, err, gtc.ErrConcurrentModification)
+		assert.EqualValues(t, 3, r.gets.Load())
+		got := get(t, st, it.Key())
+		assert.Equal(t, gtc.StatusDraft, got.Status, "the callback's change never landed")
+		assert.Equal(t, "+race+race+race", got.Comment)
+	})
+
+	t.Run("no change skips the write", func(t *testing.T) {
+		it := create(t, st, s.item("ds", "untouched"))
+		out, err := gtc.Update(ctxT(t), st.Items(), it.Key(), func(*gtc.Item) (*gtc.Item, error) {
+			return nil, gtc.ErrNoChange
+		})
+		require.NoError(t, err)
+		assert.Equal(t, it.ETag, out.ETag)
+		assert.Equal(t, it.ETag, get(t, st, it.Key()).ETag, "no write")
+	})
+}
+
+// 12. SoftDelete marks deleted and keeps the assignment; an item already deleted is not
+// written; a stale token fails without retry; an unknown item is ErrNotFound.
+func (s *suite) softDelete(t *testing.T) {
+	st := s.open(t)
+	in := s.item("ds", "bin-me")
+	in.AssignedTo, in.AssignedAt = ptr("dana@example.com"), ptr(s.now())
+	it := create(t, st, in)
+
+	var prepared atomic.Int32
+	prepare := func(it *gtc.Item) error {
+		prepared.Add(1)
+		it.UpdatedAt = s.now().Add(time.Minute)
+		return nil
+	}
+	del, err := gtc.SoftDelete(ctxT(t), st.Items(), it.Key(), it.ETag, prepare)
+	require.NoError(t, err)
+	assert.Equal(t, gtc.StatusDeleted, del.Status)
+	assert.NotEqual(t, it.ETag, del.ETag)
+	got := get(t, st, it.Key())
+	assert.Equal(t, gtc.StatusDeleted, got.Status)
+	require.NotNil(t, got.AssignedTo, "the assignment is kept")
+	assert.Equal(t, "dana@example.com", *got.AssignedTo)
+	assert.EqualValues(t, 1, prepared.Load())
+
+	again, err := gtc.SoftDelete(ctxT(t), st.Items(), it.Key(), "", prepare)
+	require.NoError(t, err)
+	assert.Equal(t, del.ETag, again.ETag, "already deleted: no write")
+	assert.Equal(t, del.ETag, get(t, st, it.Key()).ETag)
+
+	other := create(t, st, s.item("ds", "keep-me"))
+	r := &racingItems{ItemStore: st.Items(), t: t}
+	_, err = gtc.SoftDelete(ctxT(t), r, other.Key(), `"stale-token"`, prepare)
+	require.ErrorIs(t, err, gtc.ErrPreconditionFailed)
+	assert.EqualValues(t, 1, r.gets.Load(), "a stale token is never retried")
+	assert.Equal(t, gtc.StatusDraft, get(t, st, other.Key()).Status)
+
+	_, err = gtc.SoftDelete(ctxT(t), st.Items(), gtc.Key{DatasetName: "ds", Bucket: other.Bucket, ID: "absent"}, "", prepare)
+	assert.ErrorIs(t, err, gtc.ErrNotFound)
+}
+
+// 13. A missing or non-canonical bucket is ErrInvalidArgument.
+func (s *suite) invalidBucket(t *testing.T) {
+	st := s.open(t)
+	for name, bucket := range map[string]string{
+		"missing":        "",
+		"upper case":     "0F8FAD5B-D9CB-469F-A165-70867728950E",
+		"no hyphens":     "0f8fad5bd9cb469fa16570867728950e",
+		"braces":         "{0f8fad5b-d9cb-469f-a165-70867728950e}",
+		"not a uuid":     "bucket-1",
+		"numeric legacy": "0",
+	} {
+		it := s.item("ds", "bucketless-"+strings.ReplaceAll(name, " ", "-"))
+		it.Bucket = bucket
+		_, err := st.Items().Create(ctxT(t), it)
+		assert.ErrorIs(t, err, gtc.ErrInvalidArgument, name)
+		_, err = st.Items().Locate(ctxT(t), "ds", it.ID)
+		assert.ErrorIs(t, err, gtc.ErrNotFound, "%s: nothing was created", name)
+	}
+}
+
+// sized returns an item whose canonical document has exactly n bytes.
+func (s *suite) sized(t *testing.T, ds, id string, n int) *gtc.Item {
+	t.Helper()
+	it := s.item(ds, id)
+	base := len(it.CanonicalJSON())
+	require.Less(t, base, n)
+	it.Comment = strings.Repeat("x", n-base)
+	require.Len(t, it.CanonicalJSON(), n)
+	return it
+}
+
+// 13. A canonical document of exactly 1,572,864 bytes is accepted, one byte more is
+// ErrTooLarge, and the size check comes before the ETag comparison.
+func (s *suite) sizeLimit(t *testing.T) {
+	st := s.open(t)
+	big := create(t, st, s.sized(t, "ds", "at-limit", gtc.MaxItemBytes))
+	assert.Len(t, get(t, st, big.Key()).CanonicalJSON(), gtc.MaxItemBytes)
+
+	_, err := st.Items().Create(ctxT(t), s.sized(t, "ds", "over-limit", gtc.MaxItemBytes+1))
+	require.ErrorIs(t, err, gtc.ErrTooLarge)
+	_, err = st.Items().Locate(ctxT(t), "ds", "over-limit")
+	assert.ErrorIs(t, err, gtc.ErrNotFound)
+
+	small := create(t, st, s.item("ds", "grows"))
+	tooBig := s.sized(t, "ds", "grows", gtc.MaxItemBytes+1)
+	tooBig.Bucket = small.Bucket
+	_, err = st.Items().Replace(ctxT(t), small, tooBig)
+	require.ErrorIs(t, err, gtc.ErrTooLarge)
+
+	stale := small.Clone()
+	stale.ETag = `"not-the-current-token"`
+	_, err = st.Items().Replace(ctxT(t), stale, tooBig)
+	assert.ErrorIs(t, err, gtc.ErrTooLarge, "the size check comes before the ETag comparison")
+	assert.Equal(t, small.ETag, get(t, st, small.Key()).ETag)
+}
+
+// 14. A cancelled context fails with context.Canceled and writes nothing.
+func (s *suite) cancelledContext(t *testing.T) {
+	st := s.open(t)
+	existing := create(t, st, s.item("ds", "stays"))
+	ctx, cancel := context.WithCancel(ctxT(t))
+	cancel()
+
+	_, err := st.Items().Create(ctx, s.item("ds", "never"))
+	assert.ErrorIs(t, err, context.Canceled, "Create")
+	next := existing.Clone()
+	next.Comment = "never"
+	_, err = st.Items().Replace(ctx, existing, next)
+	assert.ErrorIs(t, err, context.Canceled, "Replace")
+	_, err = st.Items().DeleteDataset(ctx, "ds")
+	assert.ErrorIs(t, err, context.Canceled, "DeleteDataset")
+	_, _, err = st.Curation().Put(ctx, &gtc.CurationInstructions{DatasetName: "ds", Instructions: "x", UpdatedAt: s.now()}, "")
+	assert.ErrorIs(t, err, context.Canceled, "Curation.Put")
+
+	_, err = st.Items().Get(ctx, existing.Key())
+	assert.ErrorIs(t, err, context.Canceled, "Get")
+	_, err = st.Items().Query(ctx, gtc.Query{Sort: gtc.SortID, Limit: 10})
+	assert.ErrorIs(t, err, context.Canceled, "Query")
+	_, err = st.Items().Scan(ctx, gtc.ScanSpec{}, "", 10)
+	assert.ErrorIs(t, err, context.Canceled, "Scan")
+
+	_, err = st.Items().Locate(ctxT(t), "ds", "never")
+	assert.ErrorIs(t, err, gtc.ErrNotFound, "no partial create")
+	got := get(t, st, existing.Key())
+	assert.Equal(t, existing.ETag, got.ETag, "no partial replace")
+	assert.Empty(t, got.Comment)
+	_, err = st.Curation().Get(ctxT(t), "ds")
+	if !s.h.Gaps.MissingReadIsServerError {
+		assert.ErrorIs(t, err, gtc.ErrNotFound, "no partial curation write")
+	}
+}
+
+// An assignee of "" is stored as unassigned (§3.3).
+func (s *suite) unassignedIsNull(t *testing.T) {
+	st := s.open(t)
+	in := s.item("ds", "blank-assignee")
+	in.AssignedTo = ptr("")
+	out := create(t, st, in)
+	assert.Nil(t, out.AssignedTo)
+	assert.Nil(t, get(t, st, in.Key()).AssignedTo)
+	n, err := st.Items().Count(ctxT(t), gtc.Filter{AssignedTo: ptr("")})
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+}
+
+// Get returns a fresh copy: changing it changes nothing stored (§3.3).
+func (s *suite) independentCopies(t *testing.T) {
+	st := s.open(t)
+	in := s.richItem("ds", "copy")
+	out := create(t, st, in)
+	in.Comment, out.Comment = "mutated input", "mutated output"
+	in.ManualTags[0], out.ManualTags[0] = "x:y", "x:z"
+
+	a := get(t, st, in.Key())
+	a.History[0].Msg = "mutated read"
+	b := get(t, st, in.Key())
+	assert.Equal(t, "Grüße aus Köln — 東京 🌸", b.Comment)
+	assert.Equal(t, "topic:äpfel", b.ManualTags[0])
+	assert.Equal(t, "Wie viele Äpfel? ✓", b.History[0].Msg)
+}
