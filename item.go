@@ -782,11 +782,11 @@ func DecodeStoredItem(doc []byte) (*Item, error) {
 	}
 	it.Feedback = make([]FeedbackEntry, len(s.Feedback))
 	for i, f := range s.Feedback {
-		it.Feedback[i] = FeedbackEntry{Source: f.Source, Values: f.Values}
+		it.Feedback[i] = FeedbackEntry(f)
 	}
 	it.Plugins = make(map[string]PluginPayload, len(s.Plugins))
 	for k, p := range s.Plugins {
-		it.Plugins[k] = PluginPayload{Kind: p.Kind, Version: p.Version, Data: p.Data}
+		it.Plugins[k] = PluginPayload(p)
 	}
 	it.fillDefaults()
 	return it, nil

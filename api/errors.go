@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -113,15 +112,4 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	}
 	s.log.ErrorContext(ctx, "internal error", "request_id", requestID(c), "route", c.Path(), "err", err)
 	_ = writeError(c, &gtc.Error{Code: gtc.CodeInternal, Message: "Internal server error"})
-}
-
-func logLevelFor(status int) slog.Level {
-	switch {
-	case status >= 500:
-		return slog.LevelError
-	case status >= 400:
-		return slog.LevelInfo
-	default:
-		return slog.LevelInfo
-	}
 }

@@ -1,13 +1,10 @@
 package tagging
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // specError builds an error whose text is fixed by the spec (domain-and-tags.md Appendix A).
 // Several of those messages start with a capital letter, which Go's error-string convention
 // (and staticcheck ST1005) would otherwise flag; the spec text wins.
 func specError(format string, args ...any) error {
-	return errors.New(fmt.Sprintf(format, args...))
+	return fmt.Errorf(format, args...)
 }

@@ -355,15 +355,6 @@ func choosePlan(q gtc.Query, p pagePlans, matches, items int) sqlText {
 	return p.filterFirst
 }
 
-// pageSQL returns the page statement Query runs for q with that many matches and items.
-func pageSQL(q gtc.Query, matches, items int) (sqlText, error) {
-	p, err := pageStatements(q)
-	if err != nil {
-		return sqlText{}, err
-	}
-	return choosePlan(q, p, matches, items), nil
-}
-
 // stmtCache keeps prepared reader statements by SQL text. The filters produce a bounded
 // family of shapes; past the cap, statements are simply not cached.
 type stmtCache struct {
@@ -529,7 +520,7 @@ func (s *Store) beginRead(ctx context.Context) (*sql.Tx, error) {
 }
 
 // Query returns one page in q.Sort order and the exact number of matches, both read in one
-// read transaction. The count comes first and steers the page's plan (pageSQL). The page
+// read transaction. The count comes first and steers the page's plan (choosePlan). The page
 // is chosen on (sort key, pk) alone, so a sort never carries the documents; they are
 // fetched by primary key afterwards.
 func (is *itemStore) Query(ctx context.Context, q gtc.Query) (gtc.QueryPage, error) {
