@@ -68,6 +68,8 @@ type Config struct {
 
 	// portSet records whether GTC_PORT was set explicitly (rule 4 of §6.3).
 	portSet bool
+	// authModeSet records whether GTC_AUTH_MODE was set explicitly.
+	authModeSet bool
 	// Ignored lists the accepted-but-ignored names that were set (§6.4).
 	Ignored []string `ignored:"true"`
 }
@@ -88,9 +90,6 @@ var ignoredNames = map[string]string{
 	"GTC_DEMO_MODE":                        "demo data is loaded with gtc seed",
 	"GTC_DEMO_USER_ID":                     "demo data is loaded with gtc seed",
 }
-
-// IgnoredReason says why an accepted-but-ignored setting has no effect.
-func IgnoredReason(name string) string { return ignoredNames[name] }
 
 // secretNames are never printed or logged.
 var secretNames = map[string]bool{}
@@ -162,6 +161,7 @@ func Load() (*Config, error) {
 		return nil, probs
 	}
 	_, c.portSet = os.LookupEnv("GTC_PORT")
+	_, c.authModeSet = os.LookupEnv("GTC_AUTH_MODE")
 	c.Ignored = ignored
 	probs = append(probs, c.Validate()...)
 	if len(probs) > 0 {
@@ -269,6 +269,22 @@ func (c *Config) Validate() Problems {
 		p = append(p, fmt.Sprintf("GTC_DATA_DIR=%q: %v", c.DataDir, err))
 	}
 	return p
+}
+
+// Warnings lists settings that are valid but probably not what was meant (§6.3): they are
+// logged once at startup.
+func (c *Config) Warnings() []string {
+	var w []string
+	for _, name := range c.Ignored {
+		w = append(w, name+" has no effect: "+ignoredNames[name])
+	}
+	if bool(c.EzauthEnabled) && c.authModeSet && c.AuthMode == "dev" {
+		w = append(w, "GTC_EZAUTH_ENABLED=true overrides GTC_AUTH_MODE=dev: identity comes from Easy Auth headers")
+	}
+	if !c.EasyAuth() && (len(c.EzauthAllowedEmailDomains) > 0 || len(c.EzauthAllowedObjectIds) > 0 || len(c.EzauthAllowAnonymousPaths) > 0) {
+		w = append(w, "Easy Auth allow-lists are set but the server runs in dev mode, where they have no effect")
+	}
+	return w
 }
 
 // EasyAuth reports whether identity comes from Easy Auth headers.

@@ -149,7 +149,21 @@ func TestIgnoredAndTestNames(t *testing.T) {
 	c, err := Load()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"GTC_DEMO_MODE"}, c.Ignored)
-	assert.NotEmpty(t, IgnoredReason("GTC_DEMO_MODE"))
+	assert.Equal(t, []string{"GTC_DEMO_MODE has no effect: demo data is loaded with gtc seed"}, c.Warnings())
+
+	cleanEnv(t)
+	t.Setenv("GTC_AUTH_MODE", "dev")
+	t.Setenv("GTC_EZAUTH_ENABLED", "true")
+	c, err = Load()
+	require.NoError(t, err)
+	assert.True(t, c.EasyAuth())
+	assert.Contains(t, c.Warnings(), "GTC_EZAUTH_ENABLED=true overrides GTC_AUTH_MODE=dev: identity comes from Easy Auth headers")
+
+	cleanEnv(t)
+	t.Setenv("GTC_EZAUTH_ALLOWED_EMAIL_DOMAINS", "example.com")
+	c, err = Load()
+	require.NoError(t, err)
+	assert.Contains(t, c.Warnings(), "Easy Auth allow-lists are set but the server runs in dev mode, where they have no effect")
 }
 
 func TestDotenvFiles(t *testing.T) {

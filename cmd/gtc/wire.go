@@ -64,8 +64,8 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 
 // newApp builds the store, the tag pipeline and the curation service.
 func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, error) {
-	for _, name := range cfg.Ignored {
-		log.Warn("setting has no effect", "name", name, "reason", config.IgnoredReason(name))
+	for _, w := range cfg.Warnings() {
+		log.Warn(w)
 	}
 	reg, err := tagging.NewDefaultRegistry()
 	if err != nil {
