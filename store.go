@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"time"
 )
 
 // Key identifies a stored item. (DatasetName, ID) alone is unique; Bucket is the storage
@@ -79,15 +78,6 @@ type CurationStore interface {
 	// Create of an existing document → ErrConflict; replace of a missing one → ErrNotFound;
 	// a stale token → ErrPreconditionFailed.
 	Put(ctx context.Context, doc *CurationInstructions, ifMatch string) (*CurationInstructions, bool, error)
-}
-
-// CurationInstructions is the curation guide of one dataset.
-type CurationInstructions struct {
-	DatasetName  string
-	Instructions string
-	UpdatedAt    time.Time
-	UpdatedBy    *string
-	ETag         string
 }
 
 // Filter selects items; every set field must match (AND).

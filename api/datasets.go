@@ -17,26 +17,9 @@ func (s *Server) handleDatasets(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, ds)
 }
 
-// curationDoc is the wire form of curation instructions (api.md §3.8.2).
-type curationDoc struct {
-	ID            string  `json:"id"`
-	DatasetName   string  `json:"datasetName"`
-	Bucket        string  `json:"bucket"`
-	DocType       string  `json:"docType"`
-	SchemaVersion string  `json:"schemaVersion"`
-	Instructions  string  `json:"instructions"`
-	UpdatedAt     string  `json:"updatedAt"`
-	UpdatedBy     *string `json:"updatedBy"`
-	ETag          string  `json:"_etag"`
-}
-
 func writeCuration(c echo.Context, status int, d *gtc.CurationInstructions) error {
 	c.Response().Header().Set("ETag", gtc.ETagHeader(d.ETag))
-	return writeJSON(c, status, curationDoc{
-		ID: "curation-instructions|" + d.DatasetName, DatasetName: d.DatasetName,
-		Bucket: "00000000-0000-0000-0000-000000000000", DocType: "curation-instructions", SchemaVersion: "v1",
-		Instructions: d.Instructions, UpdatedAt: gtc.FormatAPITime(d.UpdatedAt), UpdatedBy: d.UpdatedBy, ETag: d.ETag,
-	})
+	return writeRaw(c, status, d.APIJSON())
 }
 
 func (s *Server) handleGetCuration(c echo.Context) error {

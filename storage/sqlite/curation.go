@@ -3,10 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	gtc "github.com/gtc-dev/gtc"
 )
@@ -18,56 +16,14 @@ type curationStore struct {
 
 var _ gtc.CurationStore = (*curationStore)(nil)
 
-// Fixed parts of the stored curation document, shared with the Cosmos layout (api.md §3.8.2).
-const (
-	curationDocType       = "curation-instructions"
-	curationBucket        = "00000000-0000-0000-0000-000000000000"
-	curationSchemaVersion = "v1"
-)
-
-// curationDoc is the stored form of curation instructions; like items, null keys are
-// omitted and times have microseconds.
-type curationDoc struct {
-	ID            string  `json:"id"`
-	DatasetName   string  `json:"datasetName"`
-	Bucket        string  `json:"bucket"`
-	DocType       string  `json:"docType"`
-	SchemaVersion string  `json:"schemaVersion"`
-	Instructions  string  `json:"instructions"`
-	UpdatedAt     string  `json:"updatedAt"`
-	UpdatedBy     *string `json:"updatedBy,omitempty"`
-}
-
-func encodeCuration(c *gtc.CurationInstructions) (string, error) {
-	b, err := json.Marshal(curationDoc{
-		ID:            curationDocType + "|" + c.DatasetName,
-		DatasetName:   c.DatasetName,
-		Bucket:        curationBucket,
-		DocType:       curationDocType,
-		SchemaVersion: curationSchemaVersion,
-		Instructions:  c.Instructions,
-		UpdatedAt:     gtc.FormatStoredTime(c.UpdatedAt),
-		UpdatedBy:     c.UpdatedBy,
-	})
-	return string(b), err
-}
+func encodeCuration(c *gtc.CurationInstructions) string { return string(c.CanonicalJSON()) }
 
 func decodeCuration(doc []byte, etag string) (*gtc.CurationInstructions, error) {
-	var d curationDoc
-	if err := json.Unmarshal(doc, &d); err != nil {
-		return nil, fmt.Errorf("sqlite: stored curation document unreadable: %w: %w", gtc.ErrUnavailable, err)
-	}
-	t, err := time.Parse(time.RFC3339Nano, d.UpdatedAt)
+	c, err := gtc.DecodeStoredCuration(doc, etag)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: stored curation document unreadable: %w: %w", gtc.ErrUnavailable, err)
 	}
-	return &gtc.CurationInstructions{
-		DatasetName:  d.DatasetName,
-		Instructions: d.Instructions,
-		UpdatedAt:    t.UTC(),
-		UpdatedBy:    d.UpdatedBy,
-		ETag:         etag,
-	}, nil
+	return c, nil
 }
 
 // Get returns the dataset's curation instructions.
@@ -92,10 +48,7 @@ func (cs *curationStore) Put(ctx context.Context, c *gtc.CurationInstructions, i
 	if c == nil || c.DatasetName == "" {
 		return nil, false, fmt.Errorf("sqlite: put curation: %w: a dataset name is required", gtc.ErrInvalidArgument)
 	}
-	doc, err := encodeCuration(c)
-	if err != nil {
-		return nil, false, fmt.Errorf("sqlite: put curation: %w: %w", gtc.ErrInvalidArgument, err)
-	}
+	doc := encodeCuration(c)
 	stored, err := decodeCuration([]byte(doc), cs.s.newETag())
 	if err != nil {
 		return nil, false, err
