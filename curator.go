@@ -12,20 +12,44 @@ import (
 // Curator is the curation service: it applies the domain rules to every read and write the
 // API and the commands make. It holds no state of its own beyond its dependencies.
 type Curator struct {
-	store  Store
-	tagger Tagger
-	clock  Clock
-	ids    *IDGenerator
-	log    *slog.Logger
+	store          Store
+	tagger         Tagger
+	vocab          TagVocabulary
+	clock          Clock
+	ids            *IDGenerator
+	log            *slog.Logger
+	recomputeBatch int
+}
+
+// CuratorDeps are the dependencies of the curation service.
+type CuratorDeps struct {
+	Store      Store
+	Tagger     Tagger
+	Vocabulary TagVocabulary
+	Clock      Clock
+	IDs        *IDGenerator
+	Log        *slog.Logger // nil discards
+	// RecomputeBatch is the page size of recompute (GTC_RECOMPUTE_BATCH_SIZE, default 200).
+	RecomputeBatch int
 }
 
 // NewCurator returns a curation service over the given dependencies.
-func NewCurator(s Store, t Tagger, c Clock, ids *IDGenerator, log *slog.Logger) *Curator {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+func NewCurator(d CuratorDeps) *Curator {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Curator{store: s, tagger: t, clock: c, ids: ids, log: log}
+	if d.Clock == nil {
+		d.Clock = SystemClock{}
+	}
+	if d.RecomputeBatch <= 0 {
+		d.RecomputeBatch = 200
+	}
+	return &Curator{store: d.Store, tagger: d.Tagger, vocab: d.Vocabulary, clock: d.Clock, ids: d.IDs, log: d.Log,
+		recomputeBatch: d.RecomputeBatch}
 }
+
+// Vocabulary returns the tag vocabulary the service uses.
+func (c *Curator) Vocabulary() TagVocabulary { return c.vocab }
 
 // Store returns the service's store.
 func (c *Curator) Store() Store { return c.store }

@@ -1062,3 +1062,68 @@ func DecodeCurationUpdate(body []byte) (*CurationUpdate, error) {
 	}
 	return u, nil
 }
+
+// --- tag vocabulary bodies -----------------------------------------------------------------
+
+// DecodeTagList checks {"tags": [string, …]} (POST and DELETE /v1/tags).
+func DecodeTagList(body []byte) ([]string, error) {
+	v, err := ParseBody(body)
+	if err != nil {
+		return nil, err
+	}
+	d := &decoder{}
+	if !d.object(v, "", map[string]bool{"tags": true}) {
+		return nil, d.err()
+	}
+	tv, ok := v.get("tags")
+	if !ok {
+		d.add("tags", msgRequired)
+		return nil, d.err()
+	}
+	if tv.kind == jNull {
+		d.add("tags", msgNotNull)
+		return nil, d.err()
+	}
+	tags, _ := d.stringList(tv, "tags")
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	return tags, nil
+}
+
+// TagDefinitionRequest is a checked POST /v1/tags/definitions body.
+type TagDefinitionRequest struct {
+	TagKey      string
+	Description string
+}
+
+// DecodeTagDefinition checks {"tag_key": string, "description": string}; lengths are checked
+// by the vocabulary.
+func DecodeTagDefinition(body []byte) (*TagDefinitionRequest, error) {
+	v, err := ParseBody(body)
+	if err != nil {
+		return nil, err
+	}
+	d := &decoder{}
+	if !d.object(v, "", map[string]bool{"tag_key": true, "description": true}) {
+		return nil, d.err()
+	}
+	r := &TagDefinitionRequest{}
+	for _, k := range []string{"tag_key", "description"} {
+		fv, ok := v.get(k)
+		if !ok {
+			d.add(fieldPath(k), msgRequired)
+			continue
+		}
+		s, _ := d.str(fv, fieldPath(k), false)
+		if k == "tag_key" {
+			r.TagKey = s
+		} else {
+			r.Description = s
+		}
+	}
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}

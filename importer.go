@@ -106,6 +106,21 @@ func (c *Curator) Import(ctx context.Context, entries []*ImportEntry, opts Impor
 	}
 	inRequest := map[Key]bool{} // (dataset, id) of earlier elements; Bucket unused
 	failed := map[int]bool{}
+	// The known-tag set is read at most once, and only when an item needs it.
+	var known map[string]bool
+	knownTags := func() (map[string]bool, error) {
+		if known == nil {
+			list, err := c.vocab.KnownTags(ctx)
+			if err != nil {
+				return nil, err
+			}
+			known = make(map[string]bool, len(list))
+			for _, t := range list {
+				known[t] = true
+			}
+		}
+		return known, nil
+	}
 	fail := func(i int, id, field, code, msg string) {
 		iss := ImportIssue{Index: i, ItemID: &id, Code: code, Message: msg}
 		if field != "" {
@@ -141,6 +156,27 @@ func (c *Curator) Import(ctx context.Context, entries []*ImportEntry, opts Impor
 			res.Warnings = append(res.Warnings, ImportIssue{Index: i, ItemID: &id, Field: &f, Code: CodeComputedTagsStripped,
 				Message: "Removed computed tags from manualTags: " + strings.Join(prep.Stripped, ", ")})
 			c.log.WarnContext(ctx, "computed tags removed from manualTags", "item", id, "dataset", it.DatasetName, "removed", prep.Stripped)
+		}
+		// 3. Vocabulary: every remaining manual tag must be known, unless registerTags.
+		var unknown []string
+		if len(it.ManualTags) > 0 && c.vocab != nil {
+			kt, err := knownTags()
+			if err != nil {
+				return nil, err
+			}
+			for _, t := range it.ManualTags {
+				if !kt[t] {
+					unknown = append(unknown, t)
+				}
+			}
+		}
+		if len(unknown) > 0 && !opts.RegisterTags {
+			msgs := make([]string, len(unknown))
+			for k, t := range unknown {
+				msgs[k] = fmt.Sprintf("Unknown tag '%s'.", t)
+			}
+			fail(i, id, "manualTags", CodeInvalidTag, strings.Join(msgs, "; "))
+			continue
 		}
 		now := c.now()
 		// 4. Approval.
@@ -201,6 +237,15 @@ func (c *Curator) Import(ctx context.Context, entries []*ImportEntry, opts Impor
 			continue
 		}
 		res.Imported++
+		// 7. Register the item's unknown manual tags in the tag store.
+		if len(unknown) > 0 {
+			if _, err := c.vocab.AddTags(ctx, unknown); err != nil {
+				return nil, err
+			}
+			for _, t := range unknown {
+				known[t] = true
+			}
+		}
 	}
 	res.Failed = len(failed)
 	res.ValidationSummary = ValidationSummary{Total: len(entries), Succeeded: res.Imported, Failed: res.Failed}

@@ -47,6 +47,8 @@ const MaxItemBytes = 1572864
 type Store interface {
 	Items() ItemStore
 	Curation() CurationStore
+	TagStore() TagStore
+	TagDefinitions() TagDefinitionStore
 	// Ping does one trivial read; /readyz calls it with a 2 s deadline.
 	Ping(ctx context.Context) error
 	// Backend names the implementation ("sqlite", "cosmos").

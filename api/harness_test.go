@@ -55,7 +55,9 @@ func newHarness(t *testing.T, mods ...func(*api.Options)) *harness {
 	validators, err := tagging.NewValidators(nil, groups.Schema())
 	require.NoError(t, err)
 	clock := gtc.NewFakeClock(t0)
-	cur := gtc.NewCurator(st, tagging.NewPipeline(reg, validators, nil), clock, gtc.NewIDGenerator(rand.Reader), nil)
+	vocab := tagging.NewVocabulary(reg, nil, groups, st.TagStore(), st.TagDefinitions(), clock, nil)
+	cur := gtc.NewCurator(gtc.CuratorDeps{Store: st, Tagger: tagging.NewPipeline(reg, validators, nil), Vocabulary: vocab,
+		Clock: clock, IDs: gtc.NewIDGenerator(rand.Reader)})
 	opts := api.Options{
 		Prefix: "/v1", MaxBodyBytes: 10 << 20, RequestTimeout: time.Minute,
 		Auth:               api.AuthOptions{DevUserID: "anonymous"},
@@ -65,7 +67,9 @@ func newHarness(t *testing.T, mods ...func(*api.Options)) *harness {
 	for _, m := range mods {
 		m(&opts)
 	}
-	srv := api.New(cur, nil, opts)
+	jobs := gtc.NewJobs(clock, 2, time.Hour)
+	t.Cleanup(jobs.Close)
+	srv := api.New(api.Deps{Curator: cur, Jobs: jobs}, opts)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	h := &harness{t: t, srv: ts, api: srv, store: st, clock: clock}

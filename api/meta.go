@@ -41,10 +41,45 @@ func (s *Server) handleConfig(c echo.Context) error {
 
 // document returns the OpenAPI document of this server, built once.
 func (s *Server) document() []byte {
-	s.docOnce.Do(func() { s.docJSON = openapi.Document(s.opts.Prefix, s.opts.Version).JSON() })
+	s.docOnce.Do(func() { s.docJSON = s.schemaDoc().JSON() })
 	return s.docJSON
 }
 
 func (s *Server) handleOpenAPI(c echo.Context) error {
 	return writeRaw(c, http.StatusOK, s.document())
+}
+
+// schemaDoc returns the document's builder for the schema routes, built once.
+func (s *Server) schemaDoc() *openapi.Doc {
+	s.schemasOnce.Do(func() { s.schemas = openapi.Document(s.opts.Prefix, s.opts.Version) })
+	return s.schemas
+}
+
+// handleSchemas lists the component schemas: {name, title} objects, then the names again as
+// strings, the form of the reference backend (api.md §3.2.3).
+func (s *Server) handleSchemas(c echo.Context) error {
+	doc := s.schemaDoc()
+	names := doc.SchemaNames()
+	out := make([]any, 0, 2*len(names))
+	for _, n := range names {
+		title := n
+		if sch, ok := doc.Schema(n); ok {
+			if t, ok := sch["title"].(string); ok && t != "" {
+				title = t
+			}
+		}
+		out = append(out, map[string]string{"name": n, "title": title})
+	}
+	for _, n := range names {
+		out = append(out, n)
+	}
+	return writeJSON(c, http.StatusOK, out)
+}
+
+func (s *Server) handleSchema(c echo.Context) error {
+	sch, ok := s.schemaDoc().Schema(param(c, "name"))
+	if !ok {
+		return &gtc.Error{Code: gtc.CodeNotFound, Message: "Schema not found"}
+	}
+	return writeJSON(c, http.StatusOK, sch)
 }

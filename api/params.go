@@ -120,10 +120,10 @@ func (s *Server) parseList(u *url.URL) (gtc.ListRequest, error) {
 		f.DatasetNames = []string{ds}
 	}
 	var err error
-	if f.AllTags, err = tagList(q.str("tags"), "Too many tags specified. Maximum allowed is 10.", "Tag"); err != nil {
+	if f.AllTags, err = tagFilterList(q.str("tags"), "Too many tags specified. Maximum allowed is 10.", "Tag"); err != nil {
 		return req, err
 	}
-	if f.NoneOfTags, err = tagList(q.str("excludeTags"), "Too many exclude tags specified. Maximum allowed is 10.", "Exclude tag"); err != nil {
+	if f.NoneOfTags, err = tagFilterList(q.str("excludeTags"), "Too many exclude tags specified. Maximum allowed is 10.", "Exclude tag"); err != nil {
 		return req, err
 	}
 	if id := strings.TrimSpace(q.str("itemId")); id != "" {
@@ -192,9 +192,9 @@ func clamp(v, lo, hi int) int {
 	return v
 }
 
-// tagList splits a comma-separated tag filter: entries trimmed, empties dropped, at most 10,
+// tagFilterList splits a comma-separated tag filter: entries trimmed, empties dropped, at most 10,
 // each at most 100 characters. Tags are compared exactly; they are not normalized.
-func tagList(raw, tooMany, label string) ([]string, error) {
+func tagFilterList(raw, tooMany, label string) ([]string, error) {
 	var out []string
 	for _, part := range strings.Split(raw, ",") {
 		if t := strings.TrimSpace(part); t != "" {

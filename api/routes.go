@@ -22,6 +22,8 @@ func (s *Server) routes() {
 	add(http.MethodGet, "/readyz", s.handleReadyz)
 
 	add(http.MethodGet, p+"/openapi.json", s.handleOpenAPI)
+	add(http.MethodGet, p+"/schemas", s.handleSchemas)
+	add(http.MethodGet, p+"/schemas/:name", s.handleSchema)
 	add(http.MethodGet, p+"/config", s.handleConfig)
 
 	add(http.MethodGet, p+"/ground-truths/stats", s.handleStats)
@@ -31,6 +33,16 @@ func (s *Server) routes() {
 	add(http.MethodGet, p+"/ground-truths/:datasetName/:bucket/:item_id", s.handleGetItem)
 	add(http.MethodPut, p+"/ground-truths/:datasetName/:bucket/:item_id", s.handlePutItem)
 	add(http.MethodDelete, p+"/ground-truths/:datasetName/:bucket/:item_id", s.handleDeleteItem)
+	add(http.MethodPost, p+"/ground-truths/recompute-tags", s.handleRecompute)
+	add(http.MethodGet, p+"/jobs/:id", s.handleGetJob)
+
+	add(http.MethodGet, p+"/tags/schema", s.handleTagSchema)
+	add(http.MethodGet, p+"/tags", s.handleListTags)
+	add(http.MethodPost, p+"/tags", s.handleAddTags)
+	add(http.MethodDelete, p+"/tags", s.handleRemoveTags)
+	add(http.MethodGet, p+"/tags/glossary", s.handleGlossary)
+	add(http.MethodPost, p+"/tags/definitions", s.handlePutDefinition)
+	add(http.MethodDelete, p+"/tags/definitions/:tag_key", s.handleDeleteDefinition)
 
 	add(http.MethodGet, p+"/datasets", s.handleDatasets)
 	add(http.MethodGet, p+"/datasets/:datasetName/curation-instructions", s.handleGetCuration)

@@ -21,6 +21,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/api/openapi"
 )
 
 // FrontendConfig is what GET /v1/config tells the curator web frontend (api.md §3.3).
@@ -47,18 +48,32 @@ type Options struct {
 type Server struct {
 	opts     Options
 	cur      *gtc.Curator
+	jobs     *gtc.Jobs
 	log      *slog.Logger
 	e        *echo.Echo
 	draining atomic.Bool
 
-	docOnce sync.Once
-	docJSON []byte
+	docOnce     sync.Once
+	docJSON     []byte
+	schemasOnce sync.Once
+	schemas     *openapi.Doc
+}
+
+// Deps are the services the API serves.
+type Deps struct {
+	Curator *gtc.Curator
+	Jobs    *gtc.Jobs    // background jobs; nil makes a runner of 2 with 24 h retention
+	Log     *slog.Logger // nil discards
 }
 
 // New builds the server and its routes.
-func New(cur *gtc.Curator, log *slog.Logger, opts Options) *Server {
+func New(d Deps, opts Options) *Server {
+	cur, log := d.Curator, d.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if d.Jobs == nil {
+		d.Jobs = gtc.NewJobs(gtc.SystemClock{}, 2, 24*time.Hour)
 	}
 	if opts.Prefix == "" {
 		opts.Prefix = "/v1"
@@ -75,7 +90,7 @@ func New(cur *gtc.Curator, log *slog.Logger, opts Options) *Server {
 	if opts.Frontend.TrustedReferenceDomains == nil {
 		opts.Frontend.TrustedReferenceDomains = []string{}
 	}
-	s := &Server{opts: opts, cur: cur, log: log}
+	s := &Server{opts: opts, cur: cur, jobs: d.Jobs, log: log}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true

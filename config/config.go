@@ -58,6 +58,14 @@ type Config struct {
 	SqliteBusyTimeout     Duration `split_words:"true" default:"5s" desc:"how long a write waits for another process's lock"`
 	SqliteReadConnections int      `split_words:"true" default:"4" desc:"reader pool size (1-64)"`
 
+	// Tags, recompute, jobs.
+	AllowedManualTags      CSV      `split_words:"true" desc:"manual tag allow-list (comma-separated group:value)"`
+	ManualTagsConfigPath   string   `split_words:"true" desc:"tag groups file (JSON); unset: the built-in six groups"`
+	TagValidators          CSV      `split_words:"true" desc:"tag validators in run order; empty: exclusive_group,dependency; none disables"`
+	RecomputeBatchSize     int      `split_words:"true" default:"200" desc:"page size of recompute-tags (1-1000)"`
+	MaxConcurrentJobs      int      `split_words:"true" default:"2" desc:"background jobs running at once"`
+	JobRetention           Duration `split_words:"true" default:"24h" desc:"how long finished jobs stay readable"`
+
 	// Curator UI and lists.
 	RequireReferenceVisit   Bool `split_words:"true" default:"false" desc:"UI hint served by /v1/config"`
 	RequireKeyParagraph     Bool `split_words:"true" default:"false" desc:"UI hint served by /v1/config"`
@@ -232,6 +240,18 @@ func (c *Config) Validate() Problems {
 	positive("GTC_SQLITE_BUSY_TIMEOUT", c.SqliteBusyTimeout)
 	if c.SqliteReadConnections < 1 || c.SqliteReadConnections > 64 {
 		p = append(p, fmt.Sprintf("GTC_SQLITE_READ_CONNECTIONS=%d: must be between 1 and 64", c.SqliteReadConnections))
+	}
+	if c.RecomputeBatchSize < 1 || c.RecomputeBatchSize > 1000 {
+		p = append(p, fmt.Sprintf("GTC_RECOMPUTE_BATCH_SIZE=%d: must be between 1 and 1000", c.RecomputeBatchSize))
+	}
+	if c.MaxConcurrentJobs < 1 {
+		p = append(p, fmt.Sprintf("GTC_MAX_CONCURRENT_JOBS=%d: must be at least 1", c.MaxConcurrentJobs))
+	}
+	positive("GTC_JOB_RETENTION", c.JobRetention)
+	if c.ManualTagsConfigPath != "" {
+		if _, err := os.Stat(c.ManualTagsConfigPath); err != nil {
+			p = append(p, fmt.Sprintf("GTC_MANUAL_TAGS_CONFIG_PATH=%q: %v", c.ManualTagsConfigPath, err))
+		}
 	}
 	if c.SelfServeLimit < 1 {
 		p = append(p, fmt.Sprintf("GTC_SELF_SERVE_LIMIT=%d: must be at least 1", c.SelfServeLimit))

@@ -1,8 +1,11 @@
 package tagging
 
 import (
+	"context"
 	"fmt"
 	"strings"
+
+	gtc "github.com/gtc-dev/gtc"
 )
 
 // OverlapWithComputed returns the tags that are reserved for computed tags
@@ -20,7 +23,7 @@ func OverlapWithComputed(reg *Registry, tags []string) []string {
 
 // CheckDisjoint is step 5 of the startup checks for the environment allowlist and the groups
 // file: neither may list a computed tag. groups may be nil. The tag store is checked
-// separately, with OverlapWithComputed, when it is readable.
+// separately, with CheckStoreOverlap, when it is readable.
 func CheckDisjoint(reg *Registry, allow []string, groups *Groups) error {
 	if o := OverlapWithComputed(reg, allow); len(o) > 0 {
 		return specError("GTC_ALLOWED_MANUAL_TAGS overlaps computed tag keys: %s", strings.Join(o, ", "))
@@ -31,6 +34,25 @@ func CheckDisjoint(reg *Registry, allow []string, groups *Groups) error {
 		}
 	}
 	return nil
+}
+
+// CheckStoreOverlap is step 5 of the startup checks for the tag store (domain-and-tags.md
+// §3.5). When the store can be read, its tags that are reserved for computed tags are a
+// startup error naming them (only data carried over from the reference GTC backend can do
+// that; `gtc migrate` removes them). When it cannot be read, startup goes on: the result is
+// no error but a warning naming the cause, for the caller to log (readiness is /readyz's
+// business).
+//
+//lint:ignore ST1008 the error comes first on purpose: it is the answer callers must act on, the warning is only logged
+func CheckStoreOverlap(ctx context.Context, reg *Registry, tags gtc.TagStore) (err error, warning string) {
+	stored, lerr := NewTagStoreProvider(tags, nil).AllowedTags(ctx)
+	if lerr != nil {
+		return nil, fmt.Sprintf("Tag store could not be read at startup, so its overlap with computed tag keys was not checked: %v", lerr)
+	}
+	if o := OverlapWithComputed(reg, stored); len(o) > 0 {
+		return specError("Tag store overlaps computed tag keys: %s", strings.Join(o, ", ")), ""
+	}
+	return nil, ""
 }
 
 // ComputedGroupWarnings returns the non-fatal startup warnings of domain-and-tags.md §3.5:

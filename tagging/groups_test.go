@@ -3,6 +3,7 @@ package tagging
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -275,4 +276,21 @@ func TestLoadGroupsDuplicateValuesKeepFirstDescription(t *testing.T) {
 	spec := g.Groups()[0]
 	assert.Equal(t, []string{"a"}, spec.Values)
 	assert.Equal(t, map[string]string{"a": "one"}, spec.ValueDescriptions)
+}
+
+// The product rules of Normalize apply to the groups file too: a value that could never be
+// filtered on is skipped like any other bad value, a bad dependsOn stops startup.
+func TestLoadGroupsProductRules(t *testing.T) {
+	g, err := ParseGroups([]byte(`{"manualTagGroups": [
+	  {"group": "g", "tags": ["ok", "a,b", "`+strings.Repeat("v", 99)+`", "`+strings.Repeat("v", 98)+`"]},
+	  {"group": "with,comma", "tags": ["x"]}
+	]}`), "test")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"g:ok", "g:" + strings.Repeat("v", 98)}, g.AllowedTags())
+	assert.Contains(t, g.Warnings(), "manualTagGroups[0].tags[1] (group 'g'): Invalid tag format (commas and control characters are not allowed): 'g:a,b'")
+	assert.Contains(t, g.Warnings(), "manualTagGroups[0].tags[2] (group 'g'): Invalid tag format (longer than 100 characters): 'g:"+strings.Repeat("v", 99)+"'")
+	assert.Contains(t, g.Warnings(), "manualTagGroups[1] (group 'with,comma'): no valid tags; group skipped")
+
+	_, err = ParseGroups([]byte(`{"manualTagGroups": [{"group": "a", "dependsOn": ["b:c,d"], "tags": ["x"]}]}`), "test")
+	assert.EqualError(t, err, "manual tag groups file 'test': group 'a': invalid dependsOn entry: Invalid tag format (commas and control characters are not allowed): 'b:c,d'")
 }

@@ -5,47 +5,202 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
-// InvalidTagError is returned by Normalize when a raw tag is not of the form group:value.
-// Its message is the exact text clients see (INVALID_TAG_FORMAT, domain-and-tags.md §3.1).
+// MaxTagLength is the longest normalized manual tag, in characters (code points). It is a
+// product rule beyond the spec: the explorer's tag filter refuses longer tags, so a longer
+// tag could be stored but never filtered on.
+const MaxTagLength = 100
+
+// InvalidTagKind says which normalization rule a raw tag broke.
+type InvalidTagKind int
+
+// The normalization rules, in the order Normalize checks them.
+const (
+	// TagForbiddenChar: the raw tag contains a comma or a control character that is not
+	// whitespace (product rule).
+	TagForbiddenChar InvalidTagKind = iota + 1
+	// TagNoColon: there is no colon (domain-and-tags.md §3.1 step 3).
+	TagNoColon
+	// TagEmptyPart: the group or the value is empty (§3.1 step 6).
+	TagEmptyPart
+	// TagTooLong: the normalized tag is longer than MaxTagLength characters (product rule).
+	TagTooLong
+)
+
+// InvalidTagError is returned by Normalize when a raw tag cannot be normalized. Its message
+// is the exact text clients see (INVALID_TAG_FORMAT, domain-and-tags.md §3.1).
 type InvalidTagError struct {
 	// Raw is the original, un-normalized input.
 	Raw string
-	// EmptyPart is true when the input had a colon but an empty group or value, false when
-	// it had no colon at all.
-	EmptyPart bool
+	// Kind is the rule the input broke.
+	Kind InvalidTagKind
 }
 
 // Error returns the client-facing message, quoting the raw input unescaped.
 func (e *InvalidTagError) Error() string {
-	if e.EmptyPart {
+	switch e.Kind {
+	case TagForbiddenChar:
+		return fmt.Sprintf("Invalid tag format (commas and control characters are not allowed): '%s'", e.Raw)
+	case TagEmptyPart:
 		return fmt.Sprintf("Invalid tag format (empty group or value): '%s'", e.Raw)
+	case TagTooLong:
+		return fmt.Sprintf("Invalid tag format (longer than %d characters): '%s'", MaxTagLength, e.Raw)
+	default:
+		return fmt.Sprintf("Invalid tag format (expected group:value): '%s'", e.Raw)
 	}
-	return fmt.Sprintf("Invalid tag format (expected group:value): '%s'", e.Raw)
 }
 
 // Normalize turns a raw manual tag into its canonical "group:value" form
 // (domain-and-tags.md §3.1): lower-cased, no whitespace around colons, internal whitespace
 // runs collapsed to one space. It fails with an *InvalidTagError when there is no colon or
 // the group or value is empty. Normalize is idempotent.
+//
+// Two product rules go beyond the spec, and are checked first and last respectively:
+//   - a raw tag that contains a comma, or a control character that is not whitespace
+//     (unicode.IsControl && !unicode.IsSpace), is refused: comma-separated list filters and
+//     the comma form of manualTags on import split on commas, so such a tag could never be
+//     addressed, and control characters are invisible in every view;
+//   - a normalized tag longer than MaxTagLength characters (code points) is refused: the
+//     explorer's tag filter refuses longer tags, so such a tag could never be filtered on.
+//
+// A tag that is already normalized is returned as is, without allocating.
 func Normalize(raw string) (string, error) {
-	s := strings.ToLower(strings.TrimSpace(raw))
-	// Trimming every colon-separated piece removes whitespace on both sides of every colon,
-	// not only the first one, so "a : b : C" and "a:b:c" end up the same.
-	pieces := strings.Split(s, ":")
-	if len(pieces) == 1 {
-		return "", &InvalidTagError{Raw: raw}
+	if t, ok := alreadyNormalized(raw); ok {
+		return t, nil
 	}
-	for i, p := range pieces {
-		pieces[i] = strings.TrimFunc(p, unicode.IsSpace)
+	if hasForbiddenChar(raw) {
+		return "", &InvalidTagError{Raw: raw, Kind: TagForbiddenChar}
 	}
-	group := collapseSpace(pieces[0])
-	value := collapseSpace(strings.Join(pieces[1:], ":"))
-	if group == "" || value == "" {
-		return "", &InvalidTagError{Raw: raw, EmptyPart: true}
+	s := strings.TrimSpace(raw)
+	ascii := isASCII(s)
+	if !ascii {
+		// strings.ToLower also replaces invalid UTF-8 with U+FFFD, so s is valid from here.
+		s = strings.ToLower(s)
 	}
-	return group + ":" + value, nil
+	// One pass does steps 2 and 5 of §3.1: whitespace next to any colon (and at the ends) is
+	// dropped, every other whitespace run becomes one space. That is what trimming every
+	// colon-separated piece and then collapsing the group and the value gives.
+	var b strings.Builder
+	b.Grow(len(s))
+	colon := -1         // position of the first colon in b
+	pending := false    // a whitespace run was skipped since the last written character
+	afterColon := false // the last written character is a colon
+	for i := 0; i < len(s); {
+		c, size := rune(s[i]), 1
+		if c >= utf8.RuneSelf {
+			c, size = utf8.DecodeRuneInString(s[i:])
+		} else if ascii && 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		switch {
+		case isSpace(c):
+			pending = true
+		case c == ':':
+			if colon < 0 {
+				colon = b.Len()
+			}
+			b.WriteByte(':')
+			pending, afterColon = false, true
+		default:
+			if pending && !afterColon && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			if s[i] < utf8.RuneSelf {
+				b.WriteByte(byte(c))
+			} else {
+				b.WriteString(s[i : i+size])
+			}
+			pending, afterColon = false, false
+		}
+		i += size
+	}
+	t := b.String()
+	if colon < 0 {
+		return "", &InvalidTagError{Raw: raw, Kind: TagNoColon}
+	}
+	if colon == 0 || colon == len(t)-1 {
+		return "", &InvalidTagError{Raw: raw, Kind: TagEmptyPart}
+	}
+	if utf8.RuneCountInString(t) > MaxTagLength {
+		return "", &InvalidTagError{Raw: raw, Kind: TagTooLong}
+	}
+	return t, nil
+}
+
+// alreadyNormalized reports whether raw is printable ASCII that Normalize would return
+// unchanged: lower-case, a colon with text on both sides, single spaces only between two
+// characters that are not colons, no comma, at most MaxTagLength bytes. Tags come back from
+// the UI in this form on almost every save, so this is the common case.
+func alreadyNormalized(raw string) (string, bool) {
+	n := len(raw)
+	if n < 3 || n > MaxTagLength {
+		return "", false
+	}
+	colon := -1
+	for i := 0; i < n; i++ {
+		c := raw[i]
+		switch {
+		case c < ' ' || c >= 0x7f || c == ',' || 'A' <= c && c <= 'Z':
+			return "", false
+		case c == ' ':
+			// Not at either end, not doubled, not next to a colon.
+			if i == 0 || i == n-1 || raw[i-1] == ' ' || raw[i-1] == ':' || raw[i+1] == ':' {
+				return "", false
+			}
+		case c == ':':
+			if colon < 0 {
+				colon = i
+			}
+		}
+	}
+	if colon <= 0 || colon == n-1 {
+		return "", false
+	}
+	return raw, true
+}
+
+// hasForbiddenChar reports whether raw contains a comma or a control character that is not
+// whitespace. Invalid UTF-8 decodes to U+FFFD, which is neither.
+func hasForbiddenChar(raw string) bool {
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c >= utf8.RuneSelf {
+			return hasForbiddenRune(raw[i:])
+		}
+		if c == ',' || c == 0x7f || c < ' ' && !isSpace(rune(c)) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasForbiddenRune(s string) bool {
+	for _, r := range s {
+		if r == ',' || unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// isSpace is unicode.IsSpace with an ASCII fast path.
+func isSpace(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\v', '\f', '\r':
+		return true
+	}
+	return r >= utf8.RuneSelf && unicode.IsSpace(r)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // Parse normalizes tag and splits it at its first colon.

@@ -2,9 +2,12 @@ package tagging
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,6 +35,33 @@ func TestNormalize(t *testing.T) {
 		{raw: "x:", wantErr: "Invalid tag format (empty group or value): 'x:'"},
 		{raw: " : ", wantErr: "Invalid tag format (empty group or value): ' : '"},
 		{raw: "::", wantErr: "Invalid tag format (empty group or value): '::'"},
+		{raw: "a::", want: "a::"},
+		{raw: "a: :b", want: "a::b"},
+		{raw: "İstanbul:ẞ", want: "istanbul:ß"},
+		{raw: "K:x", want: "k:x"},
+		{raw: "\xff:\xfe", want: "\ufffd:\ufffd"},
+		{raw: "a:\u0085b\u0085", want: "a:b"},
+		{raw: "a\x85:b", want: "a\ufffd:b"},
+		// Product rules beyond the spec: no commas or non-space control characters, and at
+		// most MaxTagLength characters after normalization.
+		{raw: "custom:a,b", wantErr: "Invalid tag format (commas and control characters are not allowed): 'custom:a,b'"},
+		{raw: ",", wantErr: "Invalid tag format (commas and control characters are not allowed): ','"},
+		{raw: "B:x, a:Y", wantErr: "Invalid tag format (commas and control characters are not allowed): 'B:x, a:Y'"},
+		{raw: "a:b\x00", wantErr: "Invalid tag format (commas and control characters are not allowed): 'a:b\x00'"},
+		{raw: "a:\x1bb", wantErr: "Invalid tag format (commas and control characters are not allowed): 'a:\x1bb'"},
+		{raw: "a:b\x7f", wantErr: "Invalid tag format (commas and control characters are not allowed): 'a:b\x7f'"},
+		{raw: "A:\u0080B", wantErr: "Invalid tag format (commas and control characters are not allowed): 'A:\u0080B'"},
+		{raw: "nocolon,", wantErr: "Invalid tag format (commas and control characters are not allowed): 'nocolon,'"},
+		{raw: "\x00", wantErr: "Invalid tag format (commas and control characters are not allowed): '\x00'"},
+		{raw: "a:\tb\v\f\r\n", want: "a:b"},
+		{raw: "g:" + strings.Repeat("v", 98), want: "g:" + strings.Repeat("v", 98)},
+		{raw: "g:" + strings.Repeat("v", 99), wantErr: "Invalid tag format (longer than 100 characters): 'g:" + strings.Repeat("v", 99) + "'"},
+		{raw: "  G :  " + strings.Repeat("V", 98) + "  ", want: "g:" + strings.Repeat("v", 98)},
+		{raw: "g:" + strings.Repeat("é", 98), want: "g:" + strings.Repeat("é", 98)},
+		{raw: "g:" + strings.Repeat("É", 99), wantErr: "Invalid tag format (longer than 100 characters): 'g:" + strings.Repeat("É", 99) + "'"},
+		{raw: strings.Repeat("x", 101), wantErr: "Invalid tag format (expected group:value): '" + strings.Repeat("x", 101) + "'"},
+		{raw: ":" + strings.Repeat("x", 101), wantErr: "Invalid tag format (empty group or value): ':" + strings.Repeat("x", 101) + "'"},
+		{raw: "x:" + strings.Repeat("y", 99) + ",", wantErr: "Invalid tag format (commas and control characters are not allowed): 'x:" + strings.Repeat("y", 99) + ",'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.raw, func(t *testing.T) {
@@ -68,26 +98,92 @@ func TestParse(t *testing.T) {
 	assert.EqualError(t, err, "Invalid tag format (expected group:value): 'nocolon'")
 }
 
+// normalizeReference is §3.1 written out step by step, plus the two product rules, as the
+// oracle for Normalize's one-pass implementation and its fast path.
+func normalizeReference(raw string) (string, error) {
+	for _, r := range raw {
+		if r == ',' || unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return "", &InvalidTagError{Raw: raw, Kind: TagForbiddenChar}
+		}
+	}
+	s := strings.ToLower(strings.TrimSpace(raw))
+	pieces := strings.Split(s, ":")
+	if len(pieces) == 1 {
+		return "", &InvalidTagError{Raw: raw, Kind: TagNoColon}
+	}
+	for i, p := range pieces {
+		pieces[i] = strings.TrimFunc(p, unicode.IsSpace)
+	}
+	group := strings.Join(strings.Fields(pieces[0]), " ")
+	value := strings.Join(strings.Fields(strings.Join(pieces[1:], ":")), " ")
+	if group == "" || value == "" {
+		return "", &InvalidTagError{Raw: raw, Kind: TagEmptyPart}
+	}
+	t := group + ":" + value
+	if utf8.RuneCountInString(t) > MaxTagLength {
+		return "", &InvalidTagError{Raw: raw, Kind: TagTooLong}
+	}
+	return t, nil
+}
+
+func TestNormalizeAgreesWithReference(t *testing.T) {
+	inputs := []string{"a:b", "a :b", "a: b", "a  b:c", "A:b", "a:b ", " a:b", "a::", "a: :b", "a:b:", ":",
+		"a:b,c", "a:\x00", "\u00a0a:b", "a:\u00a0b", "a\u3000\u3000b:c", "ab", "a:" + strings.Repeat("b", 98),
+		"a:" + strings.Repeat("b", 99), "a:" + strings.Repeat("ß", 99), "\xc3:\x28", "İ:İ", "ǅ:ǈ"}
+	for _, raw := range inputs {
+		got, err := Normalize(raw)
+		want, wantErr := normalizeReference(raw)
+		assert.Equal(t, want, got, "%q", raw)
+		assert.Equal(t, fmt.Sprint(wantErr), fmt.Sprint(err), "%q", raw)
+	}
+}
+
+func TestNormalizeFastPathDoesNotAllocate(t *testing.T) {
+	for _, tag := range []string{"source:sme", "topic area:some value", "a::b", "x:y:z", "rephrase:sleek-voxel"} {
+		allocs := testing.AllocsPerRun(100, func() {
+			if got, err := Normalize(tag); err != nil || got != tag {
+				t.Fatalf("Normalize(%q) = %q, %v", tag, got, err)
+			}
+		})
+		assert.Zero(t, allocs, tag)
+	}
+}
+
 func FuzzNormalize(f *testing.F) {
 	for _, s := range []string{
 		"  Source : SME  ", "a : b : C", "  Topic   Area :  Some  Value ", "SOURCE:Sme_Curated",
 		"x:y:z", "rephrase:Sleek-Voxel", "nocolon", "   ", ":x", "x:", " : ", "a::b",
-		"İstanbul:ẞ", "\u0085a\u00a0:\u2028b", "\xff:\xfe", "K:Ω",
+		"İstanbul:ẞ", "\u0085a\u00a0:\u2028b", "\xff:\xfe", "K:Ω", "a:b,c", "a:\x00b", "a:\u0080",
+		"g:" + strings.Repeat("v", 98), "g:" + strings.Repeat("v", 99), "a: :b", "a:b ",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		got, err := Normalize(raw)
+		want, wantErr := normalizeReference(raw)
+		if got != want || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("Normalize(%q) = %q, %v; the step-by-step reference gives %q, %v", raw, got, err, want, wantErr)
+		}
 		if err != nil {
-			noColon := "Invalid tag format (expected group:value): '" + raw + "'"
-			empty := "Invalid tag format (empty group or value): '" + raw + "'"
-			if err.Error() != noColon && err.Error() != empty {
-				t.Fatalf("Normalize(%q) error %q is not one of the spec messages", raw, err)
+			messages := []string{
+				"Invalid tag format (expected group:value): '" + raw + "'",
+				"Invalid tag format (empty group or value): '" + raw + "'",
+				"Invalid tag format (commas and control characters are not allowed): '" + raw + "'",
+				"Invalid tag format (longer than 100 characters): '" + raw + "'",
+			}
+			if !slices.Contains(messages, err.Error()) {
+				t.Fatalf("Normalize(%q) error %q is not one of the four messages", raw, err)
 			}
 			return
 		}
 		if strings.TrimFunc(got, unicode.IsSpace) != got {
 			t.Fatalf("Normalize(%q) = %q has surrounding whitespace", raw, got)
+		}
+		if strings.ContainsFunc(got, func(r rune) bool { return r == ',' || unicode.IsControl(r) }) {
+			t.Fatalf("Normalize(%q) = %q contains a comma or a control character", raw, got)
+		}
+		if n := utf8.RuneCountInString(got); n > MaxTagLength {
+			t.Fatalf("Normalize(%q) = %q has %d characters", raw, got, n)
 		}
 		group, value, ok := strings.Cut(got, ":")
 		if !ok || group == "" || value == "" {

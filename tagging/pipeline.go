@@ -38,22 +38,7 @@ func (p *Pipeline) Validators() []TagValidator { return slices.Clone(p.validator
 // NormalizeManual normalizes raw manual tags and returns them de-duplicated and sorted. When
 // any entry is malformed it returns a *gtc.TagFormatError listing every bad entry with its
 // position in raw, so a client can fix them all at once.
-func (p *Pipeline) NormalizeManual(raw []string) ([]string, error) {
-	out := make([]string, 0, len(raw))
-	var problems []gtc.TagProblem
-	for i, r := range raw {
-		t, err := Normalize(r)
-		if err != nil {
-			problems = append(problems, gtc.TagProblem{Index: i, Message: err.Error()})
-			continue
-		}
-		out = append(out, t)
-	}
-	if len(problems) > 0 {
-		return nil, &gtc.TagFormatError{Problems: problems}
-	}
-	return sortedUnique(out), nil
-}
+func (p *Pipeline) NormalizeManual(raw []string) ([]string, error) { return normalizeAll(raw) }
 
 // Prepare runs the pipeline on it with rawManual as the manual tags and sets it.ManualTags
 // and it.ComputedTags. Normalization happens before stripping, so "Turns:MultiTurn" is
@@ -70,7 +55,8 @@ func (p *Pipeline) Prepare(it *gtc.Item, rawManual []string, validate bool) (gtc
 		return gtc.Prepared{}, err
 	}
 
-	manual, stripped := p.reg.SplitManual(normalized, nil)
+	// normalized is a fresh slice, so the split can reuse it.
+	manual, stripped := p.reg.splitInPlace(normalized, nil, nil)
 	// Plugins may read the manual tags, so they must be final before computing.
 	it.ManualTags = manual
 	computed := p.reg.Compute(it)
@@ -78,13 +64,19 @@ func (p *Pipeline) Prepare(it *gtc.Item, rawManual []string, validate bool) (gtc
 
 	// Step 4 (rule (c) of IsComputed). Compute already drops results outside a plugin's key,
 	// so this is a no-op today; it keeps "no tag is both manual and computed" from resting on
-	// those checks alone.
-	manual, guarded := p.reg.SplitManual(manual, computed)
-	if len(guarded) > 0 {
+	// those checks alone. A manual tag equal to a computed one is the only new case here.
+	if slices.ContainsFunc(manual, func(t string) bool { return slices.Contains(computed, t) }) {
+		// Split a copy: it.ManualTags has been shown to the plugins and must not change
+		// under them.
+		manual, stripped = p.reg.splitInPlace(slices.Clone(manual), computed, stripped)
 		it.ManualTags = manual
-		stripped = append(stripped, guarded...)
 	}
-	stripped = sortedUnique(stripped)
+	if len(stripped) == 0 {
+		stripped = []string{}
+	} else {
+		slices.Sort(stripped)
+		stripped = slices.Compact(stripped)
+	}
 	if len(stripped) > 0 {
 		p.logger.LogAttrs(context.Background(), slog.LevelWarn, "removed computed tags from manualTags",
 			slog.String("item_id", it.ID), slog.String("dataset", it.DatasetName), slog.Any("stripped", stripped))

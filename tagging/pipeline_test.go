@@ -159,3 +159,29 @@ func TestPipelineAccessors(t *testing.T) {
 	require.Len(t, p.Validators(), 1)
 	assert.Equal(t, "dependency", p.Validators()[0].Name())
 }
+
+func TestPipelineProductRules(t *testing.T) {
+	p := defaultPipeline(t)
+	long := "custom:" + strings.Repeat("x", 94)
+	_, err := p.Prepare(newItem("support", ""), []string{"source:sme", "topic:a,topic:b", long, "a:\x00"}, true)
+	var fe *gtc.TagFormatError
+	require.True(t, errors.As(err, &fe), "got %v", err)
+	assert.Equal(t, []gtc.TagProblem{
+		{Index: 1, Message: "Invalid tag format (commas and control characters are not allowed): 'topic:a,topic:b'"},
+		{Index: 2, Message: "Invalid tag format (longer than 100 characters): '" + long + "'"},
+		{Index: 3, Message: "Invalid tag format (commas and control characters are not allowed): 'a:\x00'"},
+	}, fe.Problems)
+}
+
+func TestPipelinePreparedSlicesAreNotShared(t *testing.T) {
+	p := defaultPipeline(t)
+	raw := []string{"topic:b", "Topic:A"}
+	it := newItem("support", refsData("https://a.example/help"), U("q"))
+	prep, err := p.Prepare(it, raw, true)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"topic:b", "Topic:A"}, raw, "the caller's list is not reordered")
+	prep.ManualTags[0] = "changed"
+	prep.ComputedTags[0] = "changed"
+	assert.Equal(t, []string{"topic:a", "topic:b"}, it.ManualTags)
+	assert.Equal(t, "dataset:support", it.ComputedTags[0])
+}

@@ -30,24 +30,22 @@ type Input struct {
 	Question string
 	// Answer is gtc.AnswerText(Item).
 	Answer string
-	// ReferenceURLs are the trimmed reference URLs of gtc.References, in order.
+	// ReferenceURLs are the trimmed reference URLs of gtc.References, in order; never nil.
 	ReferenceURLs []string
 	// ReferenceCount is gtc.ReferenceCount(Item).
 	ReferenceCount int
 }
 
-// NewInput builds the plugin input for it.
+// NewInput builds the plugin input for it. The URLs come from this package's own reader of
+// plugins["rag-compat"].data.references, which agrees with gtc.References but does not
+// decode the whole data object (every write path runs this).
 func NewInput(it *gtc.Item) *Input {
-	refs := gtc.References(it)
-	urls := make([]string, len(refs))
-	for i, r := range refs {
-		urls[i] = r.URL
-	}
+	urls := referenceURLs(it)
 	return &Input{
 		Item:           it,
 		Question:       gtc.QuestionText(it),
 		Answer:         gtc.AnswerText(it),
 		ReferenceURLs:  urls,
-		ReferenceCount: len(refs),
+		ReferenceCount: len(urls),
 	}
 }

@@ -18,9 +18,31 @@ func (ReferenceTypeHelpcenterPlugin) Description() string {
 // Compute emits the key when any reference URL contains "/help" in any case.
 func (ReferenceTypeHelpcenterPlugin) Compute(in *Input) (string, bool) {
 	for _, u := range in.ReferenceURLs {
-		if strings.Contains(strings.ToLower(u), "/help") {
+		if containsHelpPath(u) {
 			return KeyReferenceTypeHelpcenter, true
 		}
 	}
 	return "", false
+}
+
+// containsHelpPath is strings.Contains(strings.ToLower(u), "/help"). URLs are ASCII almost
+// always; for those it compares in place instead of lower-casing a copy.
+func containsHelpPath(u string) bool {
+	if !isASCII(u) {
+		return strings.Contains(strings.ToLower(u), "/help")
+	}
+	for i := 0; i+5 <= len(u); i++ {
+		if u[i] == '/' && lowerASCII(u[i+1]) == 'h' && lowerASCII(u[i+2]) == 'e' &&
+			lowerASCII(u[i+3]) == 'l' && lowerASCII(u[i+4]) == 'p' {
+			return true
+		}
+	}
+	return false
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }

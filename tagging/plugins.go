@@ -1,6 +1,6 @@
 package tagging
 
-import "strings"
+import "unicode/utf8"
 
 // Thresholds of the built-in plugins (domain-and-tags.md §2.3).
 const (
@@ -54,7 +54,29 @@ func DefaultPlugins() []Plugin {
 
 // questionWords is the word count the question_length plugins share, so the three of them
 // always agree and exactly one fires.
-func questionWords(in *Input) int { return len(strings.Fields(in.Question)) }
+func questionWords(in *Input) int { return countWords(in.Question) }
+
+// countWords is len(strings.Fields(s)) without building the slice: the number of runs of
+// characters that are not unicode.IsSpace. Invalid UTF-8 counts as a non-space character,
+// as in strings.Fields.
+func countWords(s string) int {
+	n := 0
+	inWord := false
+	for i := 0; i < len(s); {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		i += size
+		if isSpace(r) {
+			inWord = false
+		} else if !inWord {
+			inWord = true
+			n++
+		}
+	}
+	return n
+}
 
 // emitIf is the static plugin's answer: its key when the rule holds.
 func emitIf(ok bool, key string) (string, bool) {

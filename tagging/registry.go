@@ -19,6 +19,7 @@ type Registry struct {
 	sorted   []string // static keys, sorted
 	prefixes []string // dynamic prefixes ("dataset:"), sorted
 	dynamic  []bool   // per plugin: is its key dynamic
+	prefix   []string // per plugin: the prefix a dynamic plugin's tags start with, else ""
 	logger   *slog.Logger
 }
 
@@ -66,6 +67,7 @@ func NewRegistry(plugins ...Plugin) (*Registry, error) {
 		r.plugins = append(r.plugins, p)
 		r.keys = append(r.keys, key)
 		r.dynamic = append(r.dynamic, dynamic)
+		r.prefix = append(r.prefix, prefix)
 	}
 	slices.Sort(r.sorted)
 	slices.Sort(r.prefixes)
@@ -159,11 +161,10 @@ func (r *Registry) run(p Plugin, in *Input) (tag string, ok bool) {
 
 // fulfils reports whether tag is a result plugin i may emit (domain-and-tags.md §2.1).
 func (r *Registry) fulfils(i int, tag string) bool {
-	key := r.keys[i]
 	if !r.dynamic[i] {
-		return tag == key
+		return tag == r.keys[i]
 	}
-	prefix := strings.TrimSuffix(key, DynamicSuffix) + ":"
+	prefix := r.prefix[i]
 	return len(tag) > len(prefix) && strings.HasPrefix(tag, prefix)
 }
 
@@ -188,6 +189,20 @@ func (r *Registry) SplitManual(manual, current []string) (kept, stripped []strin
 	kept = make([]string, 0, len(manual))
 	stripped = []string{}
 	for _, t := range manual {
+		if r.IsComputed(t, current) {
+			stripped = append(stripped, t)
+		} else {
+			kept = append(kept, t)
+		}
+	}
+	return kept, stripped
+}
+
+// splitInPlace is SplitManual for a slice the caller owns: kept reuses tags' backing array,
+// and the stripped tags are appended to stripped (allocated only when one is found).
+func (r *Registry) splitInPlace(tags, current, stripped []string) (kept, more []string) {
+	kept = tags[:0]
+	for _, t := range tags {
 		if r.IsComputed(t, current) {
 			stripped = append(stripped, t)
 		} else {

@@ -3,7 +3,6 @@ package tagging
 import (
 	"maps"
 	"slices"
-	"strings"
 )
 
 // GroupSpec is one manual tag group of the tag schema (domain-and-tags.md §3.3b): its
@@ -102,29 +101,23 @@ func (s Schema) Group(name string) (GroupSpec, bool) {
 // messages come out in group-name order.
 func (s Schema) Names() []string { return slices.Sorted(maps.Keys(s.Groups)) }
 
-// tagSet is the union of manual and computed tags, indexed by tag and by group.
-type tagSet struct {
-	tags    map[string]struct{}
-	byGroup map[string][]string // group → values present (unsorted, unique)
+// groupValue returns the value of tag when its group (the text before its first colon) is
+// g, which must not itself contain a colon.
+func groupValue(tag, g string) (string, bool) {
+	if len(tag) > len(g) && tag[len(g)] == ':' && tag[:len(g)] == g {
+		return tag[len(g)+1:], true
+	}
+	return "", false
 }
 
-func newTagSet(lists ...[]string) tagSet {
-	ts := tagSet{tags: map[string]struct{}{}, byGroup: map[string][]string{}}
+// hasGroup reports whether any tag of the lists belongs to group g.
+func hasGroup(g string, lists ...[]string) bool {
 	for _, l := range lists {
 		for _, t := range l {
-			if _, dup := ts.tags[t]; dup {
-				continue
-			}
-			ts.tags[t] = struct{}{}
-			if g, v, ok := strings.Cut(t, ":"); ok {
-				ts.byGroup[g] = append(ts.byGroup[g], v)
+			if _, ok := groupValue(t, g); ok {
+				return true
 			}
 		}
 	}
-	return ts
-}
-
-func (ts tagSet) has(tag string) bool {
-	_, ok := ts.tags[tag]
-	return ok
+	return false
 }

@@ -20,9 +20,12 @@ type TagValidator interface {
 // valid.
 func ValidateTags(validators []TagValidator, manual, computed []string) []string {
 	out := []string{}
-	seen := map[string]struct{}{}
+	var seen map[string]struct{} // made on the first message: valid tag sets are the rule
 	for _, v := range validators {
 		for _, m := range v.Validate(manual, computed) {
+			if seen == nil {
+				seen = map[string]struct{}{}
+			}
 			if _, dup := seen[m]; dup {
 				continue
 			}

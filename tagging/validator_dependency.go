@@ -1,6 +1,10 @@
 package tagging
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Dependency requires the dependsOn tags of a schema group whenever the item carries any tag
 // of that group (domain-and-tags.md §4.3).
@@ -18,7 +22,9 @@ func NewDependency(schema Schema) *Dependency {
 	v := &Dependency{}
 	for _, name := range schema.Names() {
 		g := schema.Groups[name]
-		if len(g.DependsOn) == 0 {
+		// A name with a colon (only a hand-built schema can have one) is never the group of a
+		// tag, so its rule could never fire.
+		if len(g.DependsOn) == 0 || strings.Contains(name, ":") {
 			continue
 		}
 		// DependsOn is sorted by the groups-file parser; a hand-built schema may not be.
@@ -31,16 +37,15 @@ func NewDependency(schema Schema) *Dependency {
 func (*Dependency) Name() string { return ValidatorDependency }
 
 // Validate returns one message per missing dependency, groups and dependencies in sorted
-// order.
+// order. It runs on every write, so a valid tag set is checked without allocating.
 func (v *Dependency) Validate(manual, computed []string) []string {
-	ts := newTagSet(manual, computed)
 	var out []string
 	for _, r := range v.rules {
-		if len(ts.byGroup[r.group]) == 0 {
+		if !hasGroup(r.group, manual, computed) {
 			continue
 		}
 		for _, dep := range r.requires {
-			if !ts.has(dep) {
+			if !slices.Contains(manual, dep) && !slices.Contains(computed, dep) {
 				out = append(out, fmt.Sprintf("Tag group '%s' requires '%s' to be present", r.group, dep))
 			}
 		}

@@ -16,7 +16,9 @@ type ExclusiveGroup struct {
 func NewExclusiveGroup(schema Schema) *ExclusiveGroup {
 	v := &ExclusiveGroup{}
 	for _, name := range schema.Names() {
-		if schema.Groups[name].Exclusive {
+		// A name with a colon (only a hand-built schema can have one) is never the group of a
+		// tag, so its rule could never fire.
+		if schema.Groups[name].Exclusive && !strings.Contains(name, ":") {
 			v.groups = append(v.groups, name)
 		}
 	}
@@ -28,16 +30,24 @@ func (*ExclusiveGroup) Name() string { return ValidatorExclusiveGroup }
 
 // Validate returns one message per exclusive group with several values in manual ∪ computed,
 // in group-name order. Computed tags count too: a schema group that shares its name with a
-// computed group sees the computed value.
+// computed group sees the computed value. It runs on every write, so a valid tag set is
+// checked without allocating.
 func (v *ExclusiveGroup) Validate(manual, computed []string) []string {
-	ts := newTagSet(manual, computed)
 	var out []string
 	for _, g := range v.groups {
-		values := slices.Clone(ts.byGroup[g])
-		if len(values) < 2 {
+		if !severalValues(g, manual, computed) {
 			continue
 		}
+		var values []string
+		for _, l := range [2][]string{manual, computed} {
+			for _, t := range l {
+				if val, ok := groupValue(t, g); ok {
+					values = append(values, val)
+				}
+			}
+		}
 		slices.Sort(values)
+		values = slices.Compact(values)
 		quoted := make([]string, len(values))
 		for i, val := range values {
 			quoted[i] = "'" + val + "'"
@@ -45,4 +55,22 @@ func (v *ExclusiveGroup) Validate(manual, computed []string) []string {
 		out = append(out, fmt.Sprintf("Group '%s' is exclusive; only one value allowed, got: [%s]", g, strings.Join(quoted, ", ")))
 	}
 	return out
+}
+
+// severalValues reports whether manual ∪ computed holds two different values of group g.
+func severalValues(g string, manual, computed []string) bool {
+	first, seen := "", false
+	for _, l := range [2][]string{manual, computed} {
+		for _, t := range l {
+			val, ok := groupValue(t, g)
+			switch {
+			case !ok:
+			case !seen:
+				first, seen = val, true
+			case val != first:
+				return true
+			}
+		}
+	}
+	return false
 }

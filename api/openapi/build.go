@@ -118,6 +118,15 @@ func etagHeader() schema {
 	}}
 }
 
+// locationHeader is the Location response header of an accepted background job.
+func locationHeader() schema {
+	return schema{"Location": schema{
+		"description": "The job's status URL, `{prefix}/jobs/<id>`.",
+		"required":    true,
+		"schema":      str(),
+	}}
+}
+
 // op is one operation object. Its methods add to it and return it, so an operation reads as a
 // list of what it takes and what it answers.
 type op schema
@@ -156,6 +165,12 @@ func (o op) ok(status int, description string, body schema, headers schema) op {
 		r["headers"] = headers
 	}
 	o.responses()[strconv.Itoa(status)] = r
+	return o
+}
+
+// empty adds a success response without a body.
+func (o op) empty(status int, description string) op {
+	o.responses()[strconv.Itoa(status)] = schema{"description": description}
 	return o
 }
 

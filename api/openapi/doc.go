@@ -41,8 +41,10 @@ func Document(prefix, version string) *Doc {
 		"security": []schema{{"easyAuth": []string{}}, {"devUser": []string{}}},
 		"tags": []schema{
 			{"name": "health", "description": "Probes, outside the prefix; anonymous in every auth mode."},
-			{"name": "meta", "description": "This document and the frontend settings."},
+			{"name": "meta", "description": "This document, its component schemas and the frontend settings."},
 			{"name": "ground-truths", "description": "The ground-truth items."},
+			{"name": "jobs", "description": "Background jobs, kept in the server's memory."},
+			{"name": "tags", "description": "The tag vocabulary, the tag schema and the glossary."},
 			{"name": "datasets", "description": "Datasets and their curation instructions."},
 		},
 		"paths": pathItems,

@@ -54,13 +54,22 @@ func TestPaths(t *testing.T) {
 	for _, prefix := range []string{"/v1", "/api/v2"} {
 		t.Run(prefix, func(t *testing.T) {
 			want := map[string][]string{
-				"/healthz":                              {"GET"},
-				"/readyz":                               {"GET"},
-				prefix + "/openapi.json":                {"GET"},
-				prefix + "/config":                      {"GET"},
-				prefix + "/ground-truths/stats":         {"GET"},
-				prefix + "/ground-truths":               {"GET", "POST"},
-				prefix + "/ground-truths/{datasetName}": {"GET"},
+				"/healthz":                               {"GET"},
+				"/readyz":                                {"GET"},
+				prefix + "/openapi.json":                 {"GET"},
+				prefix + "/config":                       {"GET"},
+				prefix + "/schemas":                      {"GET"},
+				prefix + "/schemas/{name}":               {"GET"},
+				prefix + "/ground-truths/stats":          {"GET"},
+				prefix + "/ground-truths":                {"GET", "POST"},
+				prefix + "/ground-truths/{datasetName}":  {"GET"},
+				prefix + "/ground-truths/recompute-tags": {"POST"},
+				prefix + "/jobs/{id}":                    {"GET"},
+				prefix + "/tags/schema":                  {"GET"},
+				prefix + "/tags":                         {"DELETE", "GET", "POST"},
+				prefix + "/tags/glossary":                {"GET"},
+				prefix + "/tags/definitions":             {"POST"},
+				prefix + "/tags/definitions/{tag_key}":   {"DELETE"},
 				prefix + "/ground-truths/{datasetName}/{bucket}/{item_id}": {"DELETE", "GET", "PUT"},
 				prefix + "/datasets": {"GET"},
 				prefix + "/datasets/{datasetName}/curation-instructions": {"GET", "PUT"},
@@ -83,6 +92,10 @@ var requiredComponents = []string{
 	"BulkImportError", "ImportWarning", "PIIWarning", "DuplicateWarning", "ValidationSummary",
 	"FrontendConfig", "DatasetCurationInstructions", "CurationInstructionsUpdate", "ErrorResponse",
 	"FieldError", "HTTPValidationError",
+	// Recompute and jobs (§3.4.8, §3.5), tags (§3.7).
+	"RecomputeTagsResponse", "Job", "TagListResponse", "AddTagsRequest", "RemoveTagsRequest",
+	"TagSchemaResponse", "TagGroupDTO", "DependencyDTO", "GlossaryResponse", "TagGroupGlossaryDTO",
+	"TagDefinitionDTO", "TagDefinitionRequest", "TagDefinitionResponse",
 }
 
 func TestComponentSchemas(t *testing.T) {
@@ -160,6 +173,32 @@ const (
  "updatedAt": "2025-01-02T10:00:00.000Z", "updatedBy": "alice@example.com", "_etag": "\"7b2\""}`
 
 	exampleConfig = `{"requireReferenceVisit": false, "requireKeyParagraph": false, "selfServeLimit": 10, "trustedReferenceDomains": ["docs.example.com"]}`
+
+	exampleRecompute = `{"total": 120, "processed": 120, "updated": 7, "skipped": 113, "errors": [], "dry_run": false, "duration_ms": 842}`
+
+	exampleJob = `{"id": "job-01hv6s2m3k9x4c7p0q8r5t1w2y", "type": "recompute-tags", "status": "running",
+ "createdAt": "2025-01-02T10:00:00.000Z", "startedAt": "2025-01-02T10:00:00.120Z", "finishedAt": null,
+ "createdBy": "alice@example.com",
+ "params": {"dataset": "support", "status": null, "dry_run": false},
+ "progress": {"total": 5000, "processed": 1200, "updated": 40, "skipped": 1160, "errors": 0},
+ "result": null, "error": null}`
+
+	exampleTagSchema = `{"version": "v1", "groups": [{"name": "answerability", "values": ["answerable", "not_answerable", "should_not_answer"], "exclusive": true, "depends_on": []}]}`
+
+	exampleTags = `{"tags": ["answerability:answerable", "custom:escalation", "source:sme", "topic:install"],
+ "computedTags": ["answer:no_answer", "question_length:long", "question_length:medium", "question_length:short",
+                  "reference_type:article", "reference_type:helpcenter", "retrieval_behavior:no_refs", "retrieval_behavior:rich",
+                  "retrieval_behavior:single", "retrieval_behavior:two_refs", "turns:multiturn", "turns:singleturn"]}`
+
+	exampleGlossary = `{"version": "v1", "groups": [
+  {"name": "source", "description": "Where the item came from", "type": "manual",
+   "tags": [{"key": "source:other", "description": "Any other origin"}, {"key": "source:sme", "description": "Written by a subject matter expert"}]},
+  {"name": "computed", "description": "Derived by the server from each item's content; read-only", "type": "computed",
+   "tags": [{"key": "answer:no_answer", "description": "The final agent answer is the no_answer marker."}]},
+  {"name": "custom", "description": "Tags that curators have described in the glossary", "type": "custom",
+   "tags": [{"key": "custom:escalation", "description": "Needs a human hand-off"}]}]}`
+
+	exampleDefinition = `{"tag_key": "custom:escalation", "description": "Needs a human hand-off", "created_by": "alice@example.com", "created_at": "2025-01-02T10:00:00.000Z", "updated_at": "2025-01-02T10:00:00.000Z"}`
 )
 
 // withKey returns the JSON object sample with one key set (value nil removes the key).
@@ -228,6 +267,52 @@ func TestSamplesAgainstComponentSchemas(t *testing.T) {
 		{"curation update without instructions", "CurationInstructionsUpdate", `{"_etag": "x"}`, false},
 		{"frontend config", "FrontendConfig", exampleConfig, true},
 
+		{"recompute answer", "RecomputeTagsResponse", exampleRecompute, true},
+		{"recompute answer, unknown dataset", "RecomputeTagsResponse", `{"total": 0, "processed": 0, "updated": 0, "skipped": 0, "errors": [], "dry_run": true, "duration_ms": 0}`, true},
+		{"recompute answer with errors", "RecomputeTagsResponse", `{"total": 2, "processed": 1, "updated": 1, "skipped": 0, "errors": ["gt-1: Item not found"], "dry_run": false, "duration_ms": 3}`, true},
+		{"recompute answer, negative count", "RecomputeTagsResponse", strings.Replace(exampleRecompute, `"skipped": 113`, `"skipped": -1`, 1), false},
+		{"recompute answer, camelCase key", "RecomputeTagsResponse", withKey(t, withKey(t, exampleRecompute, "dry_run", nil), "dryRun", false), false},
+		{"recompute answer without errors", "RecomputeTagsResponse", withKey(t, exampleRecompute, "errors", nil), false},
+
+		{"running job", "Job", exampleJob, true},
+		{"queued job", "Job", withKey(t, withKey(t, exampleJob, "status", "queued"), "progress",
+			map[string]any{"total": nil, "processed": 0, "updated": 0, "skipped": 0, "errors": 0}), true},
+		{"succeeded job", "Job", withKey(t, withKey(t, withKey(t, exampleJob, "status", "succeeded"),
+			"finishedAt", "2025-01-02T10:00:01.000Z"), "result", json.RawMessage(exampleRecompute)), true},
+		{"failed job", "Job", withKey(t, withKey(t, exampleJob, "status", "failed"), "error",
+			map[string]any{"detail": "Store is not reachable", "code": "STORE_UNAVAILABLE"}), true},
+		{"job with an unknown status", "Job", withKey(t, exampleJob, "status", "done"), false},
+		{"job with an unknown type", "Job", withKey(t, exampleJob, "type", "export"), false},
+		{"job with a bad id", "Job", withKey(t, exampleJob, "id", "job/1"), false},
+		{"job with a partial result", "Job", withKey(t, exampleJob, "result", map[string]any{"total": 1}), false},
+		{"job without progress", "Job", withKey(t, exampleJob, "progress", nil), false},
+		{"job with an unknown key", "Job", withKey(t, exampleJob, "kind", "x"), false},
+
+		{"tag schema", "TagSchemaResponse", exampleTagSchema, true},
+		{"tag schema with a dependency", "TagSchemaResponse", `{"version": "v1", "groups": [{"name": "topic", "values": ["install"], "exclusive": false, "depends_on": [{"group": "source", "value": "sme"}]}]}`, true},
+		{"tag schema, group without depends_on", "TagSchemaResponse", `{"version": "v1", "groups": [{"name": "topic", "values": [], "exclusive": false}]}`, false},
+		{"tag schema, group with a fifth key", "TagSchemaResponse", `{"version": "v1", "groups": [{"name": "topic", "values": [], "exclusive": false, "depends_on": [], "description": "x"}]}`, false},
+		{"tag schema, other version", "TagSchemaResponse", strings.Replace(exampleTagSchema, `"v1"`, `"v2"`, 1), false},
+
+		{"tag list", "TagListResponse", exampleTags, true},
+		{"tag list with ignored", "TagListResponse", withKey(t, exampleTags, "ignored", []any{}), false},
+		{"add tags", "AddTagsRequest", `{"tags":[" Custom : Escalation ","turns:multiturn"]}`, true},
+		{"add tags without tags", "AddTagsRequest", `{}`, false},
+		{"remove tags", "RemoveTagsRequest", `{"tags":["Custom : Escalation"]}`, true},
+		{"remove tags, a string", "RemoveTagsRequest", `{"tags":"custom:escalation"}`, false},
+
+		{"glossary", "GlossaryResponse", exampleGlossary, true},
+		{"glossary with null descriptions", "GlossaryResponse", `{"version": "v1", "groups": [{"name": "topic", "description": null, "type": "manual", "tags": [{"key": "topic:install", "description": null}]}]}`, true},
+		{"glossary with an unknown group type", "GlossaryResponse", `{"version": "v1", "groups": [{"name": "x", "description": null, "type": "other", "tags": []}]}`, false},
+
+		{"definition request", "TagDefinitionRequest", `{"tag_key": "custom:escalation", "description": "Needs a human hand-off"}`, true},
+		{"definition request, empty description", "TagDefinitionRequest", `{"tag_key": "custom:escalation", "description": ""}`, true},
+		{"definition request without description", "TagDefinitionRequest", `{"tag_key": "custom:escalation"}`, false},
+		{"definition request, camelCase key", "TagDefinitionRequest", `{"tagKey": "custom:escalation", "description": "x"}`, false},
+		{"definition", "TagDefinitionResponse", exampleDefinition, true},
+		{"definition without a creator", "TagDefinitionResponse", withKey(t, exampleDefinition, "created_by", json.RawMessage("null")), true},
+		{"definition without updated_at", "TagDefinitionResponse", withKey(t, exampleDefinition, "updated_at", nil), false},
+
 		{"412 required", "ErrorResponse", `{"detail":"ETag required","status":412,"code":"ETAG_REQUIRED"}`, true},
 		{"412 mismatch", "ErrorResponse", `{"detail":"ETag mismatch","status":412,"code":"ETAG_MISMATCH"}`, true},
 		{"403 ownership", "ErrorResponse", `{"detail":"ASSIGNMENT_OWNERSHIP","status":403,"code":"ASSIGNMENT_OWNERSHIP"}`, true},
@@ -291,6 +376,16 @@ func TestInlineResponseSchemas(t *testing.T) {
 		{"/v1/datasets", "GET", 200, `["alpha","beta"]`, true},
 		{"/v1/datasets/{datasetName}", "DELETE", 200, `{"status":"deleted","itemsDeleted": 42,"curationInstructionsDeleted": true}`, true},
 		{"/v1/datasets/{datasetName}", "DELETE", 200, `{"status":"deleted"}`, false},
+		{"/v1/schemas", "GET", 200, `[{"name":"AddTagsRequest","title":"AddTagsRequest"},{"name":"Job","title":"Job"},"AddTagsRequest","Job"]`, true},
+		{"/v1/schemas", "GET", 200, `[{"name":"Job"}]`, false},
+		{"/v1/schemas", "GET", 200, `[{"name":"Job","title":"Job","schema":{}}]`, false},
+		{"/v1/schemas/{name}", "GET", 200, `{"type":"object","title":"Job","properties":{}}`, true},
+		{"/v1/schemas/{name}", "GET", 404, `{"detail":"Schema not found","status":404,"code":"NOT_FOUND"}`, true},
+		{"/v1/tags", "POST", 200, `{"tags":["custom:escalation"],"computedTags":["turns:multiturn"],"ignored":["turns:multiturn"]}`, true},
+		{"/v1/tags", "POST", 200, `{"tags":["custom:escalation"],"computedTags":["turns:multiturn"]}`, false},
+		{"/v1/tags", "DELETE", 200, `{"tags":["answerability:answerable","source:sme"],"computedTags":["turns:multiturn"]}`, true},
+		{"/v1/tags", "DELETE", 200, `{"tags":[],"computedTags":[],"ignored":[]}`, false},
+		{"/v1/jobs/{id}", "GET", 404, `{"detail":"Job not found","status":404,"code":"NOT_FOUND"}`, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
@@ -337,6 +432,17 @@ func TestOperations(t *testing.T) {
 		{"GET", curation, []int{200}, append(slices.Clone(store), 404), true},
 		{"PUT", curation, []int{200, 201}, append(slices.Clone(body), 412), true},
 		{"DELETE", "/v1/datasets/{datasetName}", []int{200}, append(slices.Clone(store), 409), false},
+		{"GET", "/v1/schemas", []int{200}, auth, false},
+		{"GET", "/v1/schemas/{name}", []int{200}, append(slices.Clone(auth), 404), false},
+		{"POST", "/v1/ground-truths/recompute-tags", []int{200, 202}, store, false},
+		{"GET", "/v1/jobs/{id}", []int{200}, append(slices.Clone(auth), 404), false},
+		{"GET", "/v1/tags/schema", []int{200}, auth, false},
+		{"GET", "/v1/tags", []int{200}, store, false},
+		{"POST", "/v1/tags", []int{200}, append(slices.Clone(body), 400), false},
+		{"DELETE", "/v1/tags", []int{200}, append(slices.Clone(body), 400), false},
+		{"GET", "/v1/tags/glossary", []int{200}, store, false},
+		{"POST", "/v1/tags/definitions", []int{201}, body, false},
+		{"DELETE", "/v1/tags/definitions/{tag_key}", []int{204}, append(slices.Clone(store), 404), false},
 	}
 	declaredTags := map[string]bool{}
 	for _, tag := range loaded.Tags {
@@ -376,6 +482,18 @@ func TestOperations(t *testing.T) {
 			}
 			for _, status := range tc.success {
 				r := o.Responses.Status(status).Value
+				if status == 204 {
+					assert.Empty(t, r.Content, "204 has no body")
+				} else {
+					assert.NotNil(t, r.Content.Get("application/json"), "%d has a JSON body", status)
+				}
+				if status == 202 {
+					require.Contains(t, r.Headers, "Location")
+					assert.True(t, r.Headers["Location"].Value.Required)
+					assert.True(t, r.Headers["Location"].Value.Schema.Value.Type.Is("string"))
+				} else {
+					assert.NotContains(t, r.Headers, "Location")
+				}
 				if tc.etag {
 					require.Contains(t, r.Headers, "ETag")
 					assert.True(t, r.Headers["ETag"].Value.Required)
@@ -437,6 +555,119 @@ func TestParameters(t *testing.T) {
 		assert.False(t, param(item, method, "If-Match").Required)
 	}
 	assert.False(t, param("/v1/datasets/{datasetName}/curation-instructions", "PUT", "If-Match").Required)
+
+	recompute := "/v1/ground-truths/recompute-tags"
+	for _, name := range []string{"dry_run", "async"} {
+		p := param(recompute, "POST", name)
+		assert.False(t, p.Required, name)
+		assert.True(t, p.Schema.Value.Type.Is("boolean"), name)
+		assert.Equal(t, false, p.Schema.Value.Default, name)
+	}
+	assert.True(t, param(recompute, "POST", "dataset").Schema.Value.Type.Is("string"))
+	assert.Equal(t, "#/components/schemas/GroundTruthStatus", param(recompute, "POST", "status").Schema.Ref)
+
+	for path, name := range map[string]string{
+		"/v1/schemas/{name}":             "name",
+		"/v1/jobs/{id}":                  "id",
+		"/v1/tags/definitions/{tag_key}": "tag_key",
+	} {
+		item := loaded.Paths.Find(path)
+		require.NotNil(t, item, path)
+		for _, o := range item.Operations() {
+			p := o.Parameters.GetByInAndName("path", name)
+			require.NotNil(t, p, path)
+			assert.True(t, p.Required, path)
+		}
+	}
+}
+
+// asStrings returns a JSON type array as strings (nil for anything else).
+func asStrings(v any) []string {
+	list, _ := v.([]any)
+	var out []string
+	for _, e := range list {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func TestRequestBodies(t *testing.T) {
+	loaded := load(t, openapi.Document("/v1", "dev"))
+	cases := []struct {
+		method, path, schema string // schema "" means no request body
+	}{
+		{"POST", "/v1/ground-truths", ""}, // an inline array, checked elsewhere
+		{"POST", "/v1/ground-truths/recompute-tags", ""},
+		{"POST", "/v1/tags", "AddTagsRequest"},
+		{"DELETE", "/v1/tags", "RemoveTagsRequest"},
+		{"POST", "/v1/tags/definitions", "TagDefinitionRequest"},
+		{"DELETE", "/v1/tags/definitions/{tag_key}", ""},
+		{"GET", "/v1/jobs/{id}", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			o := loaded.Paths.Find(tc.path).GetOperation(tc.method)
+			require.NotNil(t, o)
+			if tc.path == "/v1/ground-truths" {
+				require.NotNil(t, o.RequestBody)
+				return
+			}
+			if tc.schema == "" {
+				assert.Nil(t, o.RequestBody)
+				return
+			}
+			require.NotNil(t, o.RequestBody)
+			assert.True(t, o.RequestBody.Value.Required)
+			mt := o.RequestBody.Value.Content.Get("application/json")
+			require.NotNil(t, mt)
+			assert.Equal(t, "#/components/schemas/"+tc.schema, mt.Schema.Ref)
+		})
+	}
+}
+
+// TestTagAndJobSchemasAreClosed checks that every object in the recompute, job and tag
+// components rejects unknown keys, except the free-form job params.
+func TestTagAndJobSchemasAreClosed(t *testing.T) {
+	d := openapi.Document("/v1", "dev")
+	// walk visits every subschema; at is the property path, for messages.
+	var walk func(at string, v any)
+	walk = func(at string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if at == "Job.params" {
+				assert.Equal(t, true, v["additionalProperties"], "Job.params is free-form")
+			} else if v["type"] == "object" || slices.Contains(asStrings(v["type"]), "object") {
+				assert.Equal(t, false, v["additionalProperties"], "%s is closed", at)
+			}
+			for k, e := range v {
+				if k == "properties" {
+					for pk, pv := range e.(map[string]any) {
+						walk(at+"."+pk, pv)
+					}
+				} else {
+					walk(at, e)
+				}
+			}
+		case []any:
+			for _, e := range v {
+				walk(at, e)
+			}
+		}
+	}
+	for _, name := range []string{"RecomputeTagsResponse", "Job", "TagListResponse", "AddTagsRequest",
+		"RemoveTagsRequest", "TagSchemaResponse", "TagGroupDTO", "DependencyDTO", "GlossaryResponse",
+		"TagGroupGlossaryDTO", "TagDefinitionDTO", "TagDefinitionRequest", "TagDefinitionResponse"} {
+		s, ok := d.Schema(name)
+		require.True(t, ok, name)
+		assert.Equal(t, "object", s["type"], name)
+		walk(name, s)
+	}
+
+	group, _ := d.Schema("TagGroupDTO")
+	assert.ElementsMatch(t, []any{"name", "values", "exclusive", "depends_on"}, group["required"])
+	assert.Len(t, group["properties"], 4)
 }
 
 func TestUpdateRequestShapes(t *testing.T) {

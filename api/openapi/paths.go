@@ -4,19 +4,29 @@ package openapi
 func paths(prefix string) map[string]schema {
 	p := func(path string) string { return prefix + path }
 	return map[string]schema{
-		"/healthz":         {"get": healthz()},
-		"/readyz":          {"get": readyz()},
-		p("/openapi.json"): {"get": getOpenAPI()},
-		p("/config"):       {"get": getFrontendConfig()},
+		"/healthz":           {"get": healthz()},
+		"/readyz":            {"get": readyz()},
+		p("/openapi.json"):   {"get": getOpenAPI()},
+		p("/config"):         {"get": getFrontendConfig()},
+		p("/schemas"):        {"get": listSchemas()},
+		p("/schemas/{name}"): {"get": getSchema()},
 
-		p("/ground-truths/stats"):         {"get": getStats()},
-		p("/ground-truths"):               {"get": listAllGroundTruths(), "post": importBulk()},
-		p("/ground-truths/{datasetName}"): {"get": listGroundTruths()},
+		p("/ground-truths/stats"):          {"get": getStats()},
+		p("/ground-truths"):                {"get": listAllGroundTruths(), "post": importBulk()},
+		p("/ground-truths/{datasetName}"):  {"get": listGroundTruths()},
+		p("/ground-truths/recompute-tags"): {"post": recomputeTags()},
 		p("/ground-truths/{datasetName}/{bucket}/{item_id}"): {
 			"get":    getGroundTruth(),
 			"put":    updateGroundTruth(),
 			"delete": deleteGroundTruth(),
 		},
+		p("/jobs/{id}"): {"get": getJob()},
+
+		p("/tags/schema"):                {"get": getTagSchema()},
+		p("/tags"):                       {"get": listTags(), "post": addTags(), "delete": removeTags()},
+		p("/tags/glossary"):              {"get": getTagGlossary()},
+		p("/tags/definitions"):           {"post": upsertTagDefinition()},
+		p("/tags/definitions/{tag_key}"): {"delete": deleteTagDefinition()},
 
 		p("/datasets"): {"get": listDatasets()},
 		p("/datasets/{datasetName}/curation-instructions"): {
@@ -89,6 +99,26 @@ func getOpenAPI() op {
 func getFrontendConfig() op {
 	return operation("getFrontendConfig", "meta", "Settings for the curator web frontend", "").
 		ok(200, "The frontend settings.", ref("FrontendConfig"), nil).
+		common()
+}
+
+func listSchemas() op {
+	entry := obj(schema{
+		"name":  str().desc("A component schema name."),
+		"title": str().desc("The schema's title, or the name when it has none."),
+	}, "name", "title")
+	return operation("listSchemas", "meta", "Names of the component schemas",
+		"The form of the reference backend: one `{name, title}` object per component schema, "+
+			"sorted by name, followed by the same names as bare strings in the same order.").
+		ok(200, "The objects, then the names.", arr(anyOf(entry, str())), nil).
+		common()
+}
+
+func getSchema() op {
+	return operation("getSchema", "meta", "One component schema", "").
+		params(pathParam("name", "A component schema name, as listed by `GET …/schemas`.")).
+		ok(200, "The component's JSON Schema.", schema{"type": "object"}, nil).
+		fails(404, "`Schema not found` (`NOT_FOUND`).").
 		common()
 }
 
@@ -195,6 +225,95 @@ func deleteGroundTruth() op {
 		fails(404, "`Item not found` (`NOT_FOUND`).").
 		fails(409, "").
 		fails(412, "").
+		common().withStore()
+}
+
+func recomputeTags() op {
+	return operation("recomputeTags", "ground-truths", "Recompute the computed tags of stored items",
+		"For each matching item, recomputes `computedTags` and strips computed keys from "+
+			"`manualTags`; a changed item is written with a conditional write that leaves "+
+			"`updatedAt`, `updatedBy`, `reviewedAt` and the assignment alone. Approval rules do not "+
+			"run. A request body is ignored.").
+		params(
+			queryParam("dataset", str(), "Exact datasetName match. An unknown dataset gives all zeros."),
+			statusQuery("Only items of this status. An unknown value → 422."),
+			queryParam("dry_run", boolean().def(false), "Count what would change and write nothing."),
+			queryParam("async", boolean().def(false), "Run as a background job and answer 202 at once."),
+		).
+		ok(200, "The run is over (`async=false`).", ref("RecomputeTagsResponse"), nil).
+		ok(202, "The job is queued (`async=true`); its `result` will have the 200 shape.",
+			ref("Job"), locationHeader()).
+		common().withStore()
+}
+
+// Jobs.
+
+func getJob() op {
+	return operation("getJob", "jobs", "Status of a background job", "").
+		params(pathParam("id", "The job id.")).
+		ok(200, "The job.", ref("Job"), nil).
+		fails(404, "`Job not found` (`NOT_FOUND`): unknown, expired after `GTC_JOB_RETENTION`, or "+
+			"lost in a restart.").
+		common()
+}
+
+// Tags.
+
+func getTagSchema() op {
+	return operation("getTagSchema", "tags", "The tag groups",
+		"Built from the groups file (`GTC_MANUAL_TAGS_CONFIG_PATH`) or the built-in default.").
+		ok(200, "The tag schema.", ref("TagSchemaResponse"), nil).
+		common()
+}
+
+func listTags() op {
+	return operation("listTags", "tags", "Known tags and static computed keys", "").
+		ok(200, "The tags.", ref("TagListResponse"), nil).
+		common().withStore()
+}
+
+func addTags() op {
+	return operation("addTags", "tags", "Add tags to the tag store",
+		"Static computed keys and `dataset:*` tags are not stored; they are listed in `ignored`.").
+		body(ref("AddTagsRequest"), "The tags to add.").
+		ok(200, "The tags now known, and the ignored ones.", tagListResponse(true).
+			desc("TagListResponse plus `ignored`."), nil).
+		fails(400, "A tag is not `group:value` (`INVALID_TAG_FORMAT`); nothing is stored.").
+		withBody().common().withStore()
+}
+
+func removeTags() op {
+	return operation("removeTags", "tags", "Remove tags from the tag store",
+		"Idempotent. Tags of the allow-list setting or the groups file stay known.").
+		body(ref("RemoveTagsRequest"), "The tags to remove.").
+		ok(200, "The tags now known.", ref("TagListResponse"), nil).
+		fails(400, "A tag is not `group:value` (`INVALID_TAG_FORMAT`); nothing is removed.").
+		withBody().common().withStore()
+}
+
+func getTagGlossary() op {
+	return operation("getTagGlossary", "tags", "Descriptions of every tag",
+		"Manual groups in configuration order, then `computed`, then `custom` when a definition exists.").
+		ok(200, "The glossary.", ref("GlossaryResponse"), nil).
+		common().withStore()
+}
+
+func upsertTagDefinition() op {
+	return operation("upsertTagDefinition", "tags", "Create or update a glossary definition",
+		"An existing definition keeps its creator and creation time. The creator is the caller; a "+
+			"`user_id` query parameter is ignored. A definition does not make its tag known.").
+		body(ref("TagDefinitionRequest"), "The definition.").
+		ok(201, "Stored (created or updated).", ref("TagDefinitionResponse"), nil).
+		fails(422, standardErrors[422]+" Here also `tag_key` outside 1–200 characters after "+
+			"trimming, or `description` over 10000 characters.").
+		withBody().common().withStore()
+}
+
+func deleteTagDefinition() op {
+	return operation("deleteTagDefinition", "tags", "Delete a glossary definition", "").
+		params(pathParam("tag_key", "Tag key, percent-decoded once; any character except `/`.")).
+		empty(204, "Deleted; no body.").
+		fails(404, "`Tag definition '<tag_key>' not found` (`NOT_FOUND`).").
 		common().withStore()
 }
 

@@ -47,6 +47,21 @@ func componentSchemas() map[string]schema {
 		"DuplicateWarning":  duplicateWarning(),
 		"ValidationSummary": validationSummary(),
 
+		"RecomputeTagsResponse": recomputeTagsResponse(),
+		"Job":                   job(),
+
+		"TagListResponse":       tagListResponse(false),
+		"AddTagsRequest":        tagsRequest("The tags to add to the tag store."),
+		"RemoveTagsRequest":     tagsRequest("The tags to remove from the tag store."),
+		"TagSchemaResponse":     tagSchemaResponse(),
+		"TagGroupDTO":           tagGroupDTO(),
+		"DependencyDTO":         dependencyDTO(),
+		"GlossaryResponse":      glossaryResponse(),
+		"TagGroupGlossaryDTO":   tagGroupGlossaryDTO(),
+		"TagDefinitionDTO":      tagDefinitionDTO(),
+		"TagDefinitionRequest":  tagDefinitionRequest(),
+		"TagDefinitionResponse": tagDefinitionResponse(),
+
 		"FrontendConfig":              frontendConfig(),
 		"DatasetCurationInstructions": curationInstructions(),
 		"CurationInstructionsUpdate":  curationInstructionsUpdate(),
@@ -333,6 +348,136 @@ func validationSummary() schema {
 		"succeeded": integer().min(0),
 		"failed":    integer().min(0),
 	}, "total", "succeeded", "failed")
+}
+
+// recomputeTagsResponse is the sync answer of a recompute and the result of its job (§3.4.8).
+// The keys are snake_case, as in the reference.
+func recomputeTagsResponse() schema {
+	count := func(text string) schema { return integer().min(0).desc(text) }
+	props := schema{
+		"total":       count("Items matched."),
+		"processed":   count("`updated` + `skipped`."),
+		"updated":     count("Changed items (written, or that would be written in a dry run)."),
+		"skipped":     count("Unchanged items."),
+		"errors":      arr(str()).desc("`<id>: <message>` for each item that failed; not counted as processed."),
+		"dry_run":     boolean().desc("Nothing was written."),
+		"duration_ms": integer().min(0).desc("Wall time in whole milliseconds."),
+	}
+	return obj(props, sortedKeys(props)...).
+		desc("Outcome of a tag recompute. An unknown dataset gives all zeros.")
+}
+
+// job is a background job (§3.5). Jobs live in the server's memory.
+func job() schema {
+	count := func() schema { return integer().min(0) }
+	progress := obj(schema{
+		"total":     nullable(integer().min(0)).desc("Null until known."),
+		"processed": count(),
+		"updated":   count(),
+		"skipped":   count(),
+		"errors":    count().desc("A count of failed items."),
+	}, "total", "processed", "updated", "skipped", "errors").desc("Running counters.")
+	props := schema{
+		"id":         str().set("pattern", "^[A-Za-z0-9_-]{1,64}$").desc("Opaque."),
+		"type":       enum("recompute-tags"),
+		"status":     enum("queued", "running", "succeeded", "failed").desc("`queued` → `running` → `succeeded` or `failed`."),
+		"createdAt":  dateTime(),
+		"startedAt":  nullable(dateTime()).desc("Null until the job starts."),
+		"finishedAt": nullable(dateTime()).desc("Null until the job ends."),
+		"createdBy":  nullable(str()),
+		"params":     freeObject().desc("The request parameters as the server understood them."),
+		"progress":   progress,
+		"result": nullable(ref("RecomputeTagsResponse")).
+			desc("When `succeeded`: the recompute answer. Otherwise null."),
+		"error": nullable(obj(schema{"detail": str(), "code": str()}, "detail", "code")).
+			desc("When `failed`: what went wrong. Otherwise null."),
+	}
+	return obj(props, sortedKeys(props)...).
+		desc("A background job. Finished jobs are kept for `GTC_JOB_RETENTION`; a restart forgets every job.")
+}
+
+// tagListResponse is the known-tag set and the static computed keys (§3.7.2); POST /tags adds
+// `ignored`.
+func tagListResponse(withIgnored bool) schema {
+	props := schema{
+		"tags":         arr(str()).desc("The known-tag set, sorted."),
+		"computedTags": arr(str()).desc("The static computed keys, sorted; `dataset:*` is never listed."),
+	}
+	if withIgnored {
+		props["ignored"] = arr(str()).
+			desc("Normalized tags that were not stored: static computed keys and `dataset:*` tags.")
+	}
+	return obj(props, sortedKeys(props)...)
+}
+
+func tagsRequest(description string) schema {
+	return obj(schema{
+		"tags": arr(str()).desc("Tags in any spelling; each is normalized to `group:value`. " +
+			"A format error → 400 `INVALID_TAG_FORMAT` and nothing changes."),
+	}, "tags").desc(description)
+}
+
+func tagSchemaResponse() schema {
+	return obj(schema{
+		"version": constant("v1"),
+		"groups":  arr(ref("TagGroupDTO")).desc("Sorted by name."),
+	}, "version", "groups").desc("The tag groups of the groups file (or the built-in default).")
+}
+
+func tagGroupDTO() schema {
+	return obj(schema{
+		"name":       str(),
+		"values":     arr(str()).desc("Sorted."),
+		"exclusive":  boolean().desc("At most one value of the group per item."),
+		"depends_on": arr(ref("DependencyDTO")).desc("Sorted by group, then value; [] when none."),
+	}, "name", "values", "exclusive", "depends_on")
+}
+
+func dependencyDTO() schema {
+	return obj(schema{"group": str(), "value": str()}, "group", "value").
+		desc("A tag `group:value` that the group's tags need.")
+}
+
+func glossaryResponse() schema {
+	return obj(schema{
+		"version": constant("v1"),
+		"groups": arr(ref("TagGroupGlossaryDTO")).desc("The manual groups in configuration order, " +
+			"then `computed`, then `custom` when a tag definition exists."),
+	}, "version", "groups")
+}
+
+func tagGroupGlossaryDTO() schema {
+	return obj(schema{
+		"name":        str(),
+		"description": nullable(str()),
+		"type":        enum("manual", "computed", "custom"),
+		"tags":        arr(ref("TagDefinitionDTO")),
+	}, "name", "description", "type", "tags")
+}
+
+func tagDefinitionDTO() schema {
+	return obj(schema{
+		"key":         str().desc("A `group:value` tag key."),
+		"description": nullable(str()),
+	}, "key", "description")
+}
+
+func tagDefinitionRequest() schema {
+	return obj(schema{
+		"tag_key":     str().desc("1–200 characters after trimming; stored trimmed, not otherwise normalized."),
+		"description": str().maxLen(10000).desc("0–10000 characters."),
+	}, "tag_key", "description").desc("A glossary definition to create or replace. The keys are snake_case.")
+}
+
+func tagDefinitionResponse() schema {
+	props := schema{
+		"tag_key":     str(),
+		"description": str(),
+		"created_by":  nullable(str()).desc("The caller who first created the definition."),
+		"created_at":  dateTime(),
+		"updated_at":  dateTime(),
+	}
+	return obj(props, sortedKeys(props)...).desc("A stored glossary definition. The keys are snake_case.")
 }
 
 func frontendConfig() schema {

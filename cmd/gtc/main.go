@@ -16,11 +16,41 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first SIGINT or SIGTERM cancels the context: the server drains, a long command
+	// finishes the batch in flight and prints its summary. A second signal exits at once.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() {
+		sig := <-sigs
+		cancel(signalCause{sig})
+		sig = <-sigs
+		os.Exit(signalExitCode(sig))
+	}()
 	err := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
-	stop()
+	if errors.Is(err, errInterrupted) {
+		var sc signalCause
+		if errors.As(context.Cause(ctx), &sc) {
+			err = &exitError{code: signalExitCode(sc.sig), err: err}
+		}
+	}
 	os.Exit(exitCode(err, os.Stderr))
 }
+
+// signalCause records which signal stopped the program.
+type signalCause struct{ sig os.Signal }
+
+func (s signalCause) Error() string { return "interrupted by " + s.sig.String() }
+
+func signalExitCode(sig os.Signal) int {
+	if sig == syscall.SIGTERM {
+		return 143
+	}
+	return 130
+}
+
+// errInterrupted is returned by a command that stopped early on a signal.
+var errInterrupted = errors.New("interrupted; the summary above shows how far it got")
 
 // Exit codes shared by every command (export-storage-migration.md §5.1).
 const (
@@ -62,6 +92,8 @@ const usage = `usage: gtc <command> [flags]
 Commands:
   serve     run the HTTP API server (flags: --print-config)
   seed      fill the store with generated demo items (flags: --items N --datasets D --seed S --if-empty)
+  recompute-tags
+            refresh the stored computed tags (flags: --dataset D --status S --dry-run --json --progress MODE --report FILE)
   version   print the version
 
 Settings come from GTC_* environment variables; see README.md.
@@ -79,6 +111,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runServe(ctx, rest, stdout, stderr)
 	case "seed":
 		return runSeed(ctx, rest, stdout, stderr)
+	case "recompute-tags":
+		return runRecompute(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, version)
 		return nil

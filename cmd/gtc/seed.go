@@ -35,7 +35,7 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	log := newLogger(cfg, stderr)
-	a, err := newApp(ctx, cfg, log)
+	a, err := newApp(ctx, cfg, log, true)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,8 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	start := time.Now()
 	gen := newSeedGenerator(*seed, *datasets, time.Now().UTC())
-	ctx = gtc.WithCaller(ctx, gtc.Caller{UserID: "seed@gtc.local"})
+	// Items in flight are finished after a signal; the feed stops.
+	wctx := gtc.WithCaller(context.WithoutCancel(ctx), gtc.Caller{UserID: "seed@gtc.local"})
 	jobs := make(chan int)
 	var created, skipped atomic.Int64
 	var firstErr error
@@ -68,7 +69,7 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			defer wg.Done()
 			for i := range jobs {
 				it, raw := gen.item(i)
-				_, err := a.curator.CreateItem(ctx, it, raw)
+				_, err := a.curator.CreateItem(wctx, it, raw)
 				switch {
 				case err == nil:
 					created.Add(1)
@@ -97,7 +98,8 @@ feed:
 		return fatal(fmt.Errorf("seed: %w", firstErr))
 	}
 	if ctx.Err() != nil {
-		return &exitError{code: 130, err: fmt.Errorf("seed interrupted after %d items", created.Load())}
+		fmt.Fprintf(stdout, "seeded %d items before the interruption\n", created.Load())
+		return errInterrupted
 	}
 	fmt.Fprintf(stdout, "seeded %d items in %d datasets (%d already present) in %s\n",
 		created.Load(), *datasets, skipped.Load(), time.Since(start).Round(time.Millisecond))

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/api"
 	"github.com/gtc-dev/gtc/config"
 )
@@ -32,10 +33,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cfg.Print(stdout)
 	}
 	log := newLogger(cfg, stderr)
-	a, err := newApp(ctx, cfg, log)
+	a, err := newApp(ctx, cfg, log, false)
 	if err != nil {
 		return err
 	}
+	jobs := gtc.NewJobs(gtc.SystemClock{}, cfg.MaxConcurrentJobs, cfg.JobRetention.D())
 	defer func() {
 		if err := a.Close(); err != nil {
 			log.Error("closing the store", "err", err)
@@ -44,7 +46,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}()
 
-	srv := api.New(a.curator, log, serverOptions(cfg))
+	srv := api.New(api.Deps{Curator: a.curator, Jobs: jobs, Log: log}, serverOptions(cfg))
 	ln, err := net.Listen("tcp", cfg.ListenAddr())
 	if err != nil {
 		return fatal(fmt.Errorf("listen on %s: %w", cfg.ListenAddr(), err))
@@ -76,6 +78,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Error("server error", "err", err)
 	}
+	// Jobs still running are abandoned, as a restart would (api.md §3.5).
+	jobs.Close()
 	return nil
 }
 

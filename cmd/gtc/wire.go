@@ -62,25 +62,42 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	return slog.New(h).With("service", cfg.ServiceName)
 }
 
-// newApp builds the store, the tag pipeline and the curation service.
-func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, error) {
+// newApp runs the startup checks in the order of domain-and-tags.md §3.5 and builds the
+// store, the tag pipeline, the vocabulary and the curation service. maintenance marks the
+// long-running commands, for which a tag store that overlaps the computed keys is a warning
+// (their remedy is gtc migrate) instead of a fatal error (export-storage-migration.md §5.1).
+func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger, maintenance bool) (*app, error) {
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
+	// 1. The computed-tag registry.
 	reg, err := tagging.NewDefaultRegistry()
 	if err != nil {
 		return nil, fatal(fmt.Errorf("computed-tag registry: %w", err))
 	}
 	reg = reg.WithLogger(log)
-	groups, err := tagging.LoadGroups("", tagging.WithGroupsLogger(log))
+	// 2. The allow-list.
+	allow, err := tagging.ParseAllowList(cfg.AllowedManualTags)
 	if err != nil {
 		return nil, fatal(err)
 	}
-	validators, err := tagging.NewValidators(nil, groups.Schema())
+	// 3. The groups file.
+	groups, err := tagging.LoadGroups(cfg.ManualTagsConfigPath, tagging.WithGroupsLogger(log))
 	if err != nil {
 		return nil, fatal(err)
 	}
-	pipeline := tagging.NewPipeline(reg, validators, log)
+	// 4. The validators.
+	validators, err := tagging.NewValidators(cfg.TagValidators, groups.Schema())
+	if err != nil {
+		return nil, fatal(err)
+	}
+	// 5. Disjointness of the providers and the computed keys.
+	if err := tagging.CheckDisjoint(reg, allow, groups); err != nil {
+		return nil, fatal(err)
+	}
+	for _, w := range tagging.ComputedGroupWarnings(reg, groups) {
+		log.Warn(w)
+	}
 	st, err := sqlite.Open(ctx, sqlite.Options{
 		Path:            cfg.SQLitePath(),
 		Synchronous:     cfg.SqliteSynchronous,
@@ -92,6 +109,21 @@ func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, er
 	if err != nil {
 		return nil, fatal(fmt.Errorf("open the SQLite store at %s: %w", cfg.SQLitePath(), err))
 	}
-	cur := gtc.NewCurator(st, pipeline, gtc.SystemClock{}, gtc.NewIDGenerator(rand.Reader), log)
+	if err, warning := tagging.CheckStoreOverlap(ctx, reg, st.TagStore()); err != nil {
+		if !maintenance {
+			_ = st.Close()
+			return nil, fatal(fmt.Errorf("%w (run gtc migrate to clean the tag store)", err))
+		}
+		log.Warn(err.Error())
+	} else if warning != "" {
+		log.Warn(warning)
+	}
+	pipeline := tagging.NewPipeline(reg, validators, log)
+	clock := gtc.SystemClock{}
+	vocab := tagging.NewVocabulary(reg, allow, groups, st.TagStore(), st.TagDefinitions(), clock, log)
+	cur := gtc.NewCurator(gtc.CuratorDeps{
+		Store: st, Tagger: pipeline, Vocabulary: vocab, Clock: clock, IDs: gtc.NewIDGenerator(rand.Reader), Log: log,
+		RecomputeBatch: cfg.RecomputeBatchSize,
+	})
 	return &app{cfg: cfg, log: log, store: st, tagger: pipeline, curator: cur}, nil
 }

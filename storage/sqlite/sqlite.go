@@ -83,8 +83,10 @@ type Store struct {
 	closeOnce  sync.Once
 	closeErr   error
 
-	items    *itemStore
-	curation *curationStore
+	items       *itemStore
+	curation    *curationStore
+	tags        *tagStore
+	definitions *tagDefinitionStore
 }
 
 var _ gtc.Store = (*Store)(nil)
@@ -141,6 +143,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s.items = &itemStore{s: s}
 	s.curation = &curationStore{s: s}
+	s.tags = &tagStore{s: s}
+	s.definitions = &tagDefinitionStore{s: s}
 
 	if err := s.openPools(ctx, synchronous, busy, readers); err != nil {
 		return nil, err
@@ -266,6 +270,12 @@ func (s *Store) Items() gtc.ItemStore { return s.items }
 
 // Curation returns the curation-instructions store.
 func (s *Store) Curation() gtc.CurationStore { return s.curation }
+
+// TagStore returns the global set of manual tags.
+func (s *Store) TagStore() gtc.TagStore { return s.tags }
+
+// TagDefinitions returns the store of tag definitions.
+func (s *Store) TagDefinitions() gtc.TagDefinitionStore { return s.definitions }
 
 // Backend returns "sqlite".
 func (s *Store) Backend() string { return "sqlite" }

@@ -78,6 +78,11 @@ func TestReopenReadsBack(t *testing.T) {
 	require.NoError(t, err)
 	page, err := s.Items().Scan(ctx, gtc.ScanSpec{}, "", 1)
 	require.NoError(t, err)
+	_, err = s.TagStore().Add(ctx, []string{"custom:kept", "topic:x"})
+	require.NoError(t, err)
+	def, _, err := s.TagDefinitions().Upsert(ctx, &gtc.TagDefinition{TagKey: "custom:kept", Description: "d",
+		CreatedBy: ptrTo("alice@example.com"), CreatedAt: it.UpdatedAt, UpdatedAt: it.UpdatedAt})
+	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	_, err = os.Stat(path + "-wal")
 	assert.True(t, os.IsNotExist(err) || fileSize(t, path+"-wal") == 0, "the WAL is checkpointed at close")
@@ -96,6 +101,12 @@ func TestReopenReadsBack(t *testing.T) {
 	assert.Equal(t, cur.ETag, gotCur.ETag)
 	_, err = s.Items().Scan(ctx, gtc.ScanSpec{}, page.Next, 1)
 	assert.NoError(t, err, "cursors stay valid across restarts")
+	tags, err := s.TagStore().List(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"custom:kept", "topic:x"}, tags)
+	gotDef, err := s.TagDefinitions().Get(ctx, "custom:kept")
+	require.NoError(t, err)
+	assert.Equal(t, def, gotDef, "a definition reads back exactly as Upsert answered it")
 }
 
 func fileSize(t *testing.T, path string) int64 {
@@ -203,6 +214,15 @@ func TestClosedStore(t *testing.T) {
 	_, err = s.Items().Query(ctx, gtc.Query{Sort: gtc.SortID, Limit: 1})
 	assert.ErrorIs(t, err, gtc.ErrUnavailable)
 	assert.ErrorIs(t, s.Ping(ctx), gtc.ErrUnavailable)
+	_, err = s.TagStore().List(ctx)
+	assert.ErrorIs(t, err, gtc.ErrUnavailable)
+	_, err = s.TagStore().Add(ctx, []string{"topic:x"})
+	assert.ErrorIs(t, err, gtc.ErrUnavailable)
+	_, err = s.TagDefinitions().Get(ctx, "topic:x")
+	assert.ErrorIs(t, err, gtc.ErrUnavailable)
+	_, _, err = s.TagDefinitions().Upsert(ctx, &gtc.TagDefinition{TagKey: "topic:x"})
+	assert.ErrorIs(t, err, gtc.ErrUnavailable)
+	assert.ErrorIs(t, s.TagDefinitions().Delete(ctx, "topic:x"), gtc.ErrUnavailable)
 }
 
 // Another process holding the write lock longer than the busy timeout makes writes fail

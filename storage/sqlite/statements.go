@@ -19,14 +19,18 @@ type statements struct {
 
 	// readers
 	ping, get, locate, docsByPK, curationGet, maxPK *sql.Stmt
+	storeTags, definitionGet, definitions           *sql.Stmt
 
 	// writer
-	savepoint, release, rollbackTo               *sql.Stmt
-	keyOf, insertItem, currentOf                 *sql.Stmt
-	update                                       [updateVariants]*sql.Stmt
-	tagsOf, insertTag, deleteTag                 *sql.Stmt
-	deleteItems, deleteCuration                  *sql.Stmt
-	curationETag, curationInsert, curationUpdate *sql.Stmt
+	savepoint, release, rollbackTo                *sql.Stmt
+	keyOf, insertItem, currentOf                  *sql.Stmt
+	update                                        [updateVariants]*sql.Stmt
+	tagsOf, insertTag, deleteTag                  *sql.Stmt
+	deleteItems, deleteCuration                   *sql.Stmt
+	curationETag, curationInsert, curationUpdate  *sql.Stmt
+	storeTagInsert, storeTagDelete, storeTagsInTx *sql.Stmt
+	definitionCreated, definitionInsert           *sql.Stmt
+	definitionUpdate, definitionDelete            *sql.Stmt
 }
 
 func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
@@ -49,6 +53,9 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	st.docsByPK = p(rdb, `SELECT pk, etag, doc FROM items WHERE pk IN (SELECT value FROM json_each(?))`)
 	st.maxPK = p(rdb, `SELECT coalesce(max(pk), 0) FROM items`)
 	st.curationGet = p(rdb, `SELECT etag, doc FROM curation_instructions WHERE dataset_name = ?`)
+	st.storeTags = p(rdb, `SELECT tag FROM tag_store ORDER BY tag`)
+	st.definitionGet = p(rdb, `SELECT `+definitionColumns+` FROM tag_definitions WHERE tag_key = ?`)
+	st.definitions = p(rdb, `SELECT `+definitionColumns+` FROM tag_definitions ORDER BY tag_key`)
 
 	st.savepoint = p(wdb, `SAVEPOINT op`)
 	st.release = p(wdb, `RELEASE op`)
@@ -69,6 +76,13 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	st.curationETag = p(wdb, `SELECT etag FROM curation_instructions WHERE dataset_name = ?`)
 	st.curationInsert = p(wdb, `INSERT INTO curation_instructions (dataset_name, etag, doc) VALUES (?, ?, ?)`)
 	st.curationUpdate = p(wdb, `UPDATE curation_instructions SET etag = ?, doc = ? WHERE dataset_name = ? AND etag = ?`)
+	st.storeTagInsert = p(wdb, `INSERT OR IGNORE INTO tag_store (tag) VALUES (?)`)
+	st.storeTagDelete = p(wdb, `DELETE FROM tag_store WHERE tag = ?`)
+	st.storeTagsInTx = p(wdb, `SELECT tag FROM tag_store ORDER BY tag`)
+	st.definitionCreated = p(wdb, `SELECT created_by, created_at FROM tag_definitions WHERE tag_key = ?`)
+	st.definitionInsert = p(wdb, `INSERT INTO tag_definitions (`+definitionColumns+`) VALUES (?, ?, ?, ?, ?, ?)`)
+	st.definitionUpdate = p(wdb, `UPDATE tag_definitions SET description = ?, updated_at = ?, etag = ? WHERE tag_key = ?`)
+	st.definitionDelete = p(wdb, `DELETE FROM tag_definitions WHERE tag_key = ?`)
 	if err != nil {
 		st.close()
 	}

@@ -539,6 +539,10 @@ func (s *suite) cancelledContext(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled, "DeleteDataset")
 	_, _, err = st.Curation().Put(ctx, &gtc.CurationInstructions{DatasetName: "ds", Instructions: "x", UpdatedAt: s.now()}, "")
 	assert.ErrorIs(t, err, context.Canceled, "Curation.Put")
+	_, err = st.TagStore().Add(ctx, []string{"topic:never"})
+	assert.ErrorIs(t, err, context.Canceled, "TagStore.Add")
+	_, _, err = st.TagDefinitions().Upsert(ctx, &gtc.TagDefinition{TagKey: "topic:never", CreatedAt: s.now(), UpdatedAt: s.now()})
+	assert.ErrorIs(t, err, context.Canceled, "TagDefinitions.Upsert")
 
 	_, err = st.Items().Get(ctx, existing.Key())
 	assert.ErrorIs(t, err, context.Canceled, "Get")
@@ -556,6 +560,12 @@ func (s *suite) cancelledContext(t *testing.T) {
 	if !s.h.Gaps.MissingReadIsServerError {
 		assert.ErrorIs(t, err, gtc.ErrNotFound, "no partial curation write")
 	}
+	tags, err := st.TagStore().List(ctxT(t))
+	require.NoError(t, err)
+	assert.Empty(t, tags, "no partial tag store write")
+	defs, err := st.TagDefinitions().List(ctxT(t))
+	require.NoError(t, err)
+	assert.Empty(t, defs, "no partial tag definition write")
 }
 
 // An assignee of "" is stored as unassigned (§3.3).

@@ -1,0 +1,221 @@
+package gtc
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+)
+
+// RecomputeRequest selects the items whose computed tags are refreshed.
+type RecomputeRequest struct {
+	Dataset *string
+	Status  *Status
+	DryRun  bool
+}
+
+// RecomputeResult is the summary of a recompute (api.md §3.4.8); the keys are snake_case,
+// as in the reference backend.
+type RecomputeResult struct {
+	Total      int      `json:"total"`
+	Processed  int      `json:"processed"`
+	Updated    int      `json:"updated"`
+	Skipped    int      `json:"skipped"`
+	Errors     []string `json:"errors"`
+	DryRun     bool     `json:"dry_run"`
+	DurationMS int64    `json:"duration_ms"`
+}
+
+// RecomputeItem is what happened to one item, for reports.
+type RecomputeItem struct {
+	DatasetName string   `json:"datasetName"`
+	ID          string   `json:"id"`
+	Changed     bool     `json:"changed"`
+	Error       string   `json:"error,omitempty"`
+	Added       []string `json:"added,omitempty"`
+	Removed     []string `json:"removed,omitempty"`
+	Stripped    []string `json:"stripped,omitempty"`
+}
+
+// RecomputeHooks observe a recompute; both may be nil.
+type RecomputeHooks struct {
+	// Progress is called after every page with the running counters.
+	Progress func(JobProgress)
+	// Item is called for every item that changed or failed, in scan order.
+	Item func(RecomputeItem)
+	// Stopped is asked between pages; true ends the run after the page in flight, with the
+	// counts so far.
+	Stopped func() bool
+}
+
+// recomputeWorkers run the per-item work of a page in parallel, so several conditional
+// writes are queued at once and share commits.
+const recomputeWorkers = 16
+
+// RecomputeTags refreshes the stored computed tags (domain-and-tags.md §6.5): items are read
+// page by page in (datasetName, id) order, the tag pipeline runs on their stored manual tags,
+// and changed items are written conditionally on the ETag read, retried from a fresh read up
+// to 3 times. The write changes the tag lists and the ETag only: updatedAt, the approval
+// stamps and the assignment are left alone. Per-item problems are listed in the result; only
+// a job-level failure (the store unreachable) returns an error. Memory stays bounded by one
+// page.
+func (c *Curator) RecomputeTags(ctx context.Context, req RecomputeRequest, hooks RecomputeHooks) (*RecomputeResult, error) {
+	start := time.Now()
+	spec := ScanSpec{Order: ByDatasetID}
+	filter := Filter{}
+	if req.Dataset != nil {
+		spec.DatasetNames = []string{*req.Dataset}
+		filter.DatasetNames = spec.DatasetNames
+	}
+	if req.Status != nil {
+		spec.Statuses = []Status{*req.Status}
+		filter.Statuses = spec.Statuses
+	}
+	res := &RecomputeResult{Errors: []string{}, DryRun: req.DryRun}
+	total, err := c.store.Items().Count(ctx, filter)
+	if err != nil {
+		return nil, err
+	}
+	prog := JobProgress{Total: &total}
+	if hooks.Progress != nil {
+		hooks.Progress(prog)
+	}
+	batch := c.recomputeBatch
+	if batch < 1 {
+		batch = 200
+	}
+	matched := 0
+	cursor := ""
+	for {
+		page, err := c.store.Items().Scan(ctx, spec, cursor, batch)
+		if err != nil {
+			return nil, err
+		}
+		outcomes := make([]recomputeOutcome, len(page.Items))
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, recomputeWorkers)
+		for i, it := range page.Items {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				outcomes[i] = c.recomputeOne(ctx, it, req.DryRun)
+			}()
+		}
+		wg.Wait()
+		for _, o := range outcomes {
+			if o.fatal != nil {
+				return nil, o.fatal
+			}
+			matched++
+			switch {
+			case o.item.Error != "":
+				res.Errors = append(res.Errors, o.item.ID+": "+o.item.Error)
+			case o.item.Changed:
+				res.Updated++
+				res.Processed++
+			default:
+				res.Skipped++
+				res.Processed++
+			}
+			if hooks.Item != nil && (o.item.Changed || o.item.Error != "") {
+				hooks.Item(o.item)
+			}
+		}
+		if hooks.Progress != nil {
+			// Writes during the scan can make more items match than were counted.
+			t := max(total, matched)
+			hooks.Progress(JobProgress{Total: &t, Processed: res.Processed, Updated: res.Updated, Skipped: res.Skipped, Errors: len(res.Errors)})
+		}
+		if page.Next == "" || (hooks.Stopped != nil && hooks.Stopped()) {
+			break
+		}
+		cursor = page.Next
+	}
+	res.Total = matched
+	res.DurationMS = time.Since(start).Milliseconds()
+	return res, nil
+}
+
+type recomputeOutcome struct {
+	item  RecomputeItem
+	fatal error
+}
+
+// recomputeOne handles one item: steps a–d of §6.5, with the re-read on a lost race.
+func (c *Curator) recomputeOne(ctx context.Context, cur *Item, dryRun bool) recomputeOutcome {
+	out := RecomputeItem{DatasetName: cur.DatasetName, ID: cur.ID}
+	for attempt := 1; ; attempt++ {
+		next := cur.Clone()
+		prep, err := c.tagger.Prepare(next, cur.ManualTags, true)
+		if err != nil {
+			var fe *TagFormatError
+			var re *TagRuleError
+			switch {
+			case errors.As(err, &fe):
+				out.Error = fe.Error()
+			case errors.As(err, &re):
+				out.Error = re.Error()
+			default:
+				return recomputeOutcome{fatal: err}
+			}
+			return recomputeOutcome{item: out}
+		}
+		added, removed := setDiff(cur.ComputedTags, next.ComputedTags)
+		out.Changed = len(added) > 0 || len(removed) > 0 || len(prep.Stripped) > 0
+		out.Added, out.Removed, out.Stripped = added, removed, prep.Stripped
+		if !out.Changed || dryRun {
+			return recomputeOutcome{item: out}
+		}
+		_, err = c.store.Items().Replace(ctx, cur, next)
+		switch {
+		case err == nil:
+			return recomputeOutcome{item: out}
+		case errors.Is(err, ErrPreconditionFailed):
+			if attempt == UpdateAttempts {
+				out.Error, out.Changed = MsgConcurrentModification, false
+				return recomputeOutcome{item: out}
+			}
+			cur, err = c.store.Items().Get(ctx, cur.Key())
+			if errors.Is(err, ErrNotFound) {
+				out.Error, out.Changed = MsgItemNotFound, false
+				return recomputeOutcome{item: out}
+			}
+			if err != nil {
+				return recomputeOutcome{fatal: err}
+			}
+		case errors.Is(err, ErrNotFound):
+			out.Error, out.Changed = MsgItemNotFound, false
+			return recomputeOutcome{item: out}
+		case errors.Is(err, ErrTooLarge):
+			out.Error, out.Changed = MsgItemTooLarge, false
+			return recomputeOutcome{item: out}
+		case errors.Is(err, ErrUnavailable), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			return recomputeOutcome{fatal: err}
+		default:
+			c.log.ErrorContext(ctx, "recompute: write failed", "dataset", cur.DatasetName, "item", cur.ID, "err", err)
+			out.Error, out.Changed = "The store refused the write", false
+			return recomputeOutcome{item: out}
+		}
+	}
+}
+
+// setDiff returns the tags only in b (added) and only in a (removed), each sorted.
+func setDiff(a, b []string) (added, removed []string) {
+	in := func(s []string, t string) bool { return slices.Contains(s, t) }
+	for _, t := range b {
+		if !in(a, t) {
+			added = append(added, t)
+		}
+	}
+	for _, t := range a {
+		if !in(b, t) {
+			removed = append(removed, t)
+		}
+	}
+	slices.Sort(added)
+	slices.Sort(removed)
+	return slices.Compact(added), slices.Compact(removed)
+}
