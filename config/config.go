@@ -59,12 +59,12 @@ type Config struct {
 	SqliteReadConnections int      `split_words:"true" default:"4" desc:"reader pool size (1-64)"`
 
 	// Tags, recompute, jobs.
-	AllowedManualTags      CSV      `split_words:"true" desc:"manual tag allow-list (comma-separated group:value)"`
-	ManualTagsConfigPath   string   `split_words:"true" desc:"tag groups file (JSON); unset: the built-in six groups"`
-	TagValidators          CSV      `split_words:"true" desc:"tag validators in run order; empty: exclusive_group,dependency; none disables"`
-	RecomputeBatchSize     int      `split_words:"true" default:"200" desc:"page size of recompute-tags (1-1000)"`
-	MaxConcurrentJobs      int      `split_words:"true" default:"2" desc:"background jobs running at once"`
-	JobRetention           Duration `split_words:"true" default:"24h" desc:"how long finished jobs stay readable"`
+	AllowedManualTags    CSV      `split_words:"true" desc:"manual tag allow-list (comma-separated group:value)"`
+	ManualTagsConfigPath string   `split_words:"true" desc:"tag groups file (JSON); unset: the built-in six groups"`
+	TagValidators        CSV      `split_words:"true" desc:"tag validators in run order; empty: exclusive_group,dependency; none disables"`
+	RecomputeBatchSize   int      `split_words:"true" default:"200" desc:"page size of recompute-tags (1-1000)"`
+	MaxConcurrentJobs    int      `split_words:"true" default:"2" desc:"background jobs running at once"`
+	JobRetention         Duration `split_words:"true" default:"24h" desc:"how long finished jobs stay readable"`
 
 	// Curator UI and lists.
 	RequireReferenceVisit   Bool `split_words:"true" default:"false" desc:"UI hint served by /v1/config"`
