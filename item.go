@@ -288,59 +288,77 @@ type Reference struct {
 }
 
 // References reads plugins["rag-compat"].data.references, the only place references live
-// (domain-and-tags.md §1.4). Entries that are not objects with a non-blank url are skipped.
+// (domain-and-tags.md §1.4). Entries that are not objects with a non-blank string url are
+// skipped; a data object that is not valid JSON, or a references value that is not an
+// array, has no references. Every write and every plugin run reads them, so this walks the
+// bytes once instead of decoding maps.
 func References(it *Item) []Reference {
 	p, ok := it.Plugins[RAGCompatSlot]
 	if !ok || len(p.Data) == 0 {
 		return nil
 	}
-	var data map[string]json.RawMessage
-	if json.Unmarshal(p.Data, &data) != nil {
+	r := &storedReader{b: p.Data}
+	var refs []Reference
+	if r.peek() != '{' {
 		return nil
 	}
-	raw, ok := data["references"]
-	if !ok {
+	r.object(func(k string) {
+		if k != "references" {
+			r.skip(0)
+			return
+		}
+		refs = refs[:0] // a repeated key counts with its last value
+		if r.peek() != '[' {
+			r.skip(0)
+			refs = nil
+			return
+		}
+		r.array(func() {
+			if r.peek() != '{' {
+				r.skip(0)
+				return
+			}
+			var ref Reference
+			r.object(func(k string) {
+				switch k {
+				case "url":
+					ref.URL = strings.TrimSpace(r.optString())
+				case "title":
+					ref.Title = r.optString()
+				case "content":
+					ref.Content = r.optString()
+				case "keyExcerpt":
+					ref.KeyExcerpt = r.optString()
+				case "type":
+					ref.Type = r.optString()
+				case "bonus":
+					ref.Bonus = r.peek() == 't'
+					r.skip(0)
+				case "messageIndex":
+					ref.MessageIndex = nil
+					if c := r.peek(); c == '-' || c >= '0' && c <= '9' {
+						if n, err := strconv.ParseInt(r.number(), 10, 64); err == nil {
+							ref.MessageIndex = &n
+						}
+					} else {
+						r.skip(0)
+					}
+				default:
+					r.skip(0)
+				}
+			})
+			if ref.URL != "" {
+				refs = append(refs, ref)
+			}
+		})
+	})
+	if r.err != nil {
 		return nil
 	}
-	var entries []json.RawMessage
-	if json.Unmarshal(raw, &entries) != nil {
+	if r.ws(); r.i != len(r.b) {
 		return nil
 	}
-	out := make([]Reference, 0, len(entries))
-	for _, e := range entries {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(e, &m) != nil || m == nil {
-			continue
-		}
-		var ref Reference
-		var u string
-		if json.Unmarshal(m["url"], &u) != nil || strings.TrimSpace(u) == "" {
-			continue
-		}
-		ref.URL = strings.TrimSpace(u)
-		ref.Title = rawString(m["title"])
-		ref.Content = rawString(m["content"])
-		ref.KeyExcerpt = rawString(m["keyExcerpt"])
-		ref.Type = rawString(m["type"])
-		_ = json.Unmarshal(m["bonus"], &ref.Bonus)
-		var mi int64
-		if v, ok := m["messageIndex"]; ok && json.Unmarshal(v, &mi) == nil {
-			ref.MessageIndex = &mi
-		}
-		out = append(out, ref)
-	}
-	return out
-}
-
-func rawString(r json.RawMessage) string {
-	if len(r) == 0 {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(r, &s) != nil {
-		return ""
-	}
-	return s
+	return refs
 }
 
 // ReferenceCount is the number of references of the item.
@@ -648,161 +666,7 @@ func (tc *ToolCall) appendJSON(buf *bytes.Buffer) {
 
 // --- stored form decoding ------------------------------------------------------------------
 
-type storedItem struct {
-	ID             string                  `json:"id"`
-	DatasetName    string                  `json:"datasetName"`
-	Bucket         string                  `json:"bucket"`
-	Status         Status                  `json:"status"`
-	DocType        string                  `json:"docType"`
-	SchemaVersion  string                  `json:"schemaVersion"`
-	ManualTags     []string                `json:"manualTags"`
-	ComputedTags   []string                `json:"computedTags"`
-	Comment        string                  `json:"comment"`
-	AssignedTo     *string                 `json:"assignedTo"`
-	AssignedAt     *time.Time              `json:"assignedAt"`
-	UpdatedAt      time.Time               `json:"updatedAt"`
-	UpdatedBy      *string                 `json:"updatedBy"`
-	ReviewedAt     *time.Time              `json:"reviewedAt"`
-	ScenarioID     string                  `json:"scenarioId"`
-	History        []storedHistory         `json:"history"`
-	ContextEntries []storedContext         `json:"contextEntries"`
-	TraceIDs       map[string]string       `json:"traceIds"`
-	ToolCalls      []storedToolCall        `json:"toolCalls"`
-	ExpectedTools  storedExpectedTools     `json:"expectedTools"`
-	Feedback       []storedFeedback        `json:"feedback"`
-	Metadata       json.RawMessage         `json:"metadata"`
-	Plugins        map[string]storedPlugin `json:"plugins"`
-	CreatedBy      *string                 `json:"createdBy"`
-	CreatedAt      *time.Time              `json:"createdAt"`
-	TracePayload   json.RawMessage         `json:"tracePayload"`
-}
-
-type storedHistory struct {
-	Role             string    `json:"role"`
-	Msg              string    `json:"msg"`
-	TurnID           *string   `json:"turnId"`
-	StepID           *string   `json:"stepId"`
-	ExpectedBehavior *[]string `json:"expectedBehavior"`
-}
-
-type storedContext struct {
-	Key   string          `json:"key"`
-	Value json.RawMessage `json:"value"`
-}
-
-type storedToolCall struct {
-	ID            string          `json:"id"`
-	Name          string          `json:"name"`
-	CallType      string          `json:"callType"`
-	Arguments     json.RawMessage `json:"arguments"`
-	Agent         *string         `json:"agent"`
-	StepNumber    *int64          `json:"stepNumber"`
-	ParallelGroup *string         `json:"parallelGroup"`
-	ParentCallID  *string         `json:"parentCallId"`
-	Response      json.RawMessage `json:"response"`
-}
-
-type storedExpectation struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
-type storedExpectedTools struct {
-	Required  []storedExpectation `json:"required"`
-	Optional  []storedExpectation `json:"optional"`
-	NotNeeded []storedExpectation `json:"notNeeded"`
-}
-
-type storedFeedback struct {
-	Source string          `json:"source"`
-	Values json.RawMessage `json:"values"`
-}
-
-type storedPlugin struct {
-	Kind    string          `json:"kind"`
-	Version string          `json:"version"`
-	Data    json.RawMessage `json:"data"`
-}
-
 // DecodeStoredItem reads a canonical document written by CanonicalJSON. Missing nullable
 // keys read as null and unknown keys are ignored (export-storage-migration.md §3.5). The
 // ETag is not part of the document; the store sets it.
-func DecodeStoredItem(doc []byte) (*Item, error) {
-	var s storedItem
-	if err := json.Unmarshal(doc, &s); err != nil {
-		return nil, err
-	}
-	it := &Item{
-		ID: s.ID, DatasetName: s.DatasetName, Bucket: s.Bucket, Status: s.Status,
-		DocType: s.DocType, SchemaVersion: s.SchemaVersion,
-		ManualTags: s.ManualTags, ComputedTags: s.ComputedTags, Comment: s.Comment,
-		AssignedTo: s.AssignedTo, AssignedAt: utcPtr(s.AssignedAt), UpdatedAt: s.UpdatedAt.UTC(),
-		UpdatedBy: s.UpdatedBy, ReviewedAt: utcPtr(s.ReviewedAt), ScenarioID: s.ScenarioID,
-		TraceIDs: s.TraceIDs, Metadata: s.Metadata, CreatedBy: s.CreatedBy,
-		CreatedAt: utcPtr(s.CreatedAt), TracePayload: s.TracePayload,
-	}
-	it.History = make([]HistoryEntry, len(s.History))
-	for i, h := range s.History {
-		e := HistoryEntry{Role: h.Role, Msg: h.Msg, TurnID: h.TurnID, StepID: h.StepID}
-		if h.ExpectedBehavior != nil {
-			e.ExpectedBehavior = *h.ExpectedBehavior
-			if e.ExpectedBehavior == nil {
-				e.ExpectedBehavior = []string{}
-			}
-		}
-		it.History[i] = e
-	}
-	it.ContextEntries = make([]ContextEntry, len(s.ContextEntries))
-	for i, c := range s.ContextEntries {
-		v := c.Value
-		if len(v) == 0 {
-			v = json.RawMessage("null")
-		}
-		it.ContextEntries[i] = ContextEntry{Key: c.Key, Value: v}
-	}
-	it.ToolCalls = make([]ToolCall, len(s.ToolCalls))
-	for i, t := range s.ToolCalls {
-		it.ToolCalls[i] = ToolCall{
-			ID: t.ID, Name: t.Name, CallType: t.CallType, Arguments: nullRaw(t.Arguments),
-			Agent: t.Agent, StepNumber: t.StepNumber, ParallelGroup: t.ParallelGroup,
-			ParentCallID: t.ParentCallID, Response: nullRaw(t.Response),
-		}
-	}
-	conv := func(in []storedExpectation) []ToolExpectation {
-		out := make([]ToolExpectation, len(in))
-		for i, e := range in {
-			out[i] = ToolExpectation{Name: e.Name, Arguments: nullRaw(e.Arguments)}
-		}
-		return out
-	}
-	it.ExpectedTools = ExpectedTools{
-		Required:  conv(s.ExpectedTools.Required),
-		Optional:  conv(s.ExpectedTools.Optional),
-		NotNeeded: conv(s.ExpectedTools.NotNeeded),
-	}
-	it.Feedback = make([]FeedbackEntry, len(s.Feedback))
-	for i, f := range s.Feedback {
-		it.Feedback[i] = FeedbackEntry(f)
-	}
-	it.Plugins = make(map[string]PluginPayload, len(s.Plugins))
-	for k, p := range s.Plugins {
-		it.Plugins[k] = PluginPayload(p)
-	}
-	it.fillDefaults()
-	return it, nil
-}
-
-func nullRaw(r json.RawMessage) json.RawMessage {
-	if len(r) == 0 || string(r) == "null" {
-		return nil
-	}
-	return r
-}
-
-func utcPtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
-}
+func DecodeStoredItem(doc []byte) (*Item, error) { return decodeStored(doc) }

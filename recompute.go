@@ -51,7 +51,7 @@ type RecomputeHooks struct {
 
 // recomputeWorkers run the per-item work of a page in parallel, so several conditional
 // writes are queued at once and share commits.
-const recomputeWorkers = 16
+const recomputeWorkers = 64
 
 // RecomputeTags refreshes the stored computed tags (domain-and-tags.md §6.5): items are read
 // page by page in (datasetName, id) order, the tag pipeline runs on their stored manual tags,
@@ -148,7 +148,10 @@ type recomputeOutcome struct {
 func (c *Curator) recomputeOne(ctx context.Context, cur *Item, dryRun bool) recomputeOutcome {
 	out := RecomputeItem{DatasetName: cur.DatasetName, ID: cur.ID}
 	for attempt := 1; ; attempt++ {
-		next := cur.Clone()
+		// A shallow copy is enough: the pipeline replaces the two tag lists and reads the
+		// rest, and nothing else changes before the write.
+		cp := *cur
+		next := &cp
 		prep, err := c.tagger.Prepare(next, cur.ManualTags, true)
 		if err != nil {
 			var fe *TagFormatError

@@ -20,7 +20,7 @@
 // their own.
 //
 // Pipeline.Prepare runs on every write, so its path avoids work that does not change the
-// answer: already-normalized tags are recognised without copying, references are read by a
-// validating scan of the rag-compat data instead of decoding it into maps, and validators
-// check a valid tag set without allocating. BenchmarkPrepare measures it.
+// answer: already-normalized tags are recognised without copying, references come from the
+// single-pass reader of gtc.References, and validators check a valid tag set without
+// allocating. BenchmarkPrepare measures it.
 package tagging

@@ -36,11 +36,13 @@ type Input struct {
 	ReferenceCount int
 }
 
-// NewInput builds the plugin input for it. The URLs come from this package's own reader of
-// plugins["rag-compat"].data.references, which agrees with gtc.References but does not
-// decode the whole data object (every write path runs this).
+// NewInput builds the plugin input for it.
 func NewInput(it *gtc.Item) *Input {
-	urls := referenceURLs(it)
+	refs := gtc.References(it)
+	urls := make([]string, len(refs))
+	for i, r := range refs {
+		urls[i] = r.URL
+	}
 	return &Input{
 		Item:           it,
 		Question:       gtc.QuestionText(it),

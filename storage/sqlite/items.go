@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	gtc "github.com/gtc-dev/gtc"
 )
@@ -197,10 +198,12 @@ func (is *itemStore) Replace(ctx context.Context, prev, next *gtc.Item) (*gtc.It
 	}
 	st := &is.s.stmts
 	ifMatch := prev.ETag
+	oldTags, oldStatus := prev.Tags(), string(prev.Status)
 	err = is.s.write(ctx, "replace", func(w *wtx) error {
 		var cur storedColumns
 		err := w.stmt(st.currentOf).QueryRow(k.DatasetName, k.ID).Scan(
-			&cur.pk, &cur.bucket, &cur.etag, &cur.status, &cur.assignedTo, &cur.skAssigned, &cur.skTagCount, &cur.skReferences)
+			&cur.pk, &cur.bucket, &cur.etag, &cur.status, &cur.assignedTo, &cur.skAssigned, &cur.skTagCount, &cur.skReferences,
+			&cur.skReviewed, &cur.skUpdated, &cur.skHasAnswer, &cur.skRecent)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && cur.bucket != k.Bucket) {
 			return fmt.Errorf("sqlite: replace %s: %w", k, gtc.ErrNotFound)
 		}
@@ -220,7 +223,7 @@ func (is *itemStore) Replace(ctx context.Context, prev, next *gtc.Item) (*gtc.It
 			// The row exists (read above, in this transaction): the token is stale.
 			return fmt.Errorf("sqlite: replace %s: %w", k, gtc.ErrPreconditionFailed)
 		}
-		return syncTags(w, st, cur.pk, p)
+		return syncTags(w, st, cur.pk, oldTags, oldStatus, p)
 	})
 	if err != nil {
 		return nil, err
@@ -234,6 +237,8 @@ type storedColumns struct {
 	bucket, etag, status                 string
 	assignedTo                           sql.NullString
 	skAssigned, skTagCount, skReferences string
+	skReviewed, skUpdated, skHasAnswer   string
+	skRecent                             string
 }
 
 // changes returns the update variant that writes p over cur.
@@ -255,6 +260,10 @@ func (p *preparedItem) changes(cur storedColumns) int {
 	if p.fields.SK.References != cur.skReferences {
 		mask |= changesReferences
 	}
+	sk := p.fields.SK
+	if sk.ReviewedAt != cur.skReviewed || sk.UpdatedAt != cur.skUpdated || sk.HasAnswer != cur.skHasAnswer || sk.Recent != cur.skRecent {
+		mask |= changesEdit
+	}
 	return mask
 }
 
@@ -262,7 +271,10 @@ func (p *preparedItem) changes(cur storedColumns) int {
 func (p *preparedItem) updateArgs(mask int, k gtc.Key, ifMatch string) []any {
 	f := p.fields
 	args := make([]any, 0, 18)
-	args = append(args, p.stored.ETag, f.V, f.SK.ReviewedAt, f.SK.UpdatedAt, f.SK.HasAnswer, f.SK.Recent, f.RefURLs, f.SearchText, p.doc)
+	args = append(args, p.stored.ETag, f.V, f.RefURLs, f.SearchText, p.doc)
+	if mask&changesEdit != 0 {
+		args = append(args, f.SK.ReviewedAt, f.SK.UpdatedAt, f.SK.HasAnswer, f.SK.Recent)
+	}
 	if mask&changesStatus != 0 {
 		args = append(args, string(p.stored.Status))
 	}
@@ -282,48 +294,32 @@ func (p *preparedItem) updateArgs(mask int, k gtc.Key, ifMatch string) []any {
 	return append(args, k.DatasetName, k.ID, k.Bucket, ifMatch)
 }
 
-// syncTags makes the item's rows in item_tags match p: its tags, with its current status.
-// Only the differences are written.
-func syncTags(w *wtx, st *statements, pk int64, p *preparedItem) error {
+// syncTags makes the item's rows in item_tags match p: its tags, with its status. Only the
+// differences are written. old and oldStatus describe the rows as they are: Replace calls
+// this only after its conditional update matched the ETag of prev, and every write keeps
+// item_tags equal to the stored document's tags in the same transaction, so the rows are
+// prev's tags with prev's status and need not be read back.
+func syncTags(w *wtx, st *statements, pk int64, old []string, oldStatus string, p *preparedItem) error {
 	status := string(p.stored.Status)
-	rows, err := w.stmt(st.tagsOf).Query(pk)
-	if err != nil {
-		return wrapErr("read tags", err)
-	}
-	want := make(map[string]bool, len(p.tags))
-	for _, tag := range p.tags {
-		want[tag] = true
-	}
-	var stale []string // rows to delete: tags dropped, or stored with an old status
-	for rows.Next() {
-		var tag, tagStatus string
-		if err := rows.Scan(&tag, &tagStatus); err != nil {
-			_ = rows.Close()
-			return wrapErr("read tags", err)
-		}
-		if want[tag] && tagStatus == status {
-			delete(want, tag) // already right
-		} else {
-			stale = append(stale, tag)
-		}
-	}
-	if err := rows.Close(); err != nil {
-		return wrapErr("read tags", err)
-	}
-	if err := rows.Err(); err != nil {
-		return wrapErr("read tags", err)
-	}
-	for _, tag := range stale {
-		if _, err := w.stmt(st.deleteTag).Exec(pk, tag); err != nil {
+	if status != oldStatus {
+		// Status is part of every row's key: rewrite them all.
+		if _, err := w.stmt(st.deleteTagsOf).Exec(pk); err != nil {
 			return wrapErr("write tags", err)
+		}
+		old = nil
+	}
+	for _, tag := range old {
+		if !slices.Contains(p.tags, tag) {
+			if _, err := w.stmt(st.deleteTag).Exec(pk, tag); err != nil {
+				return wrapErr("write tags", err)
+			}
 		}
 	}
 	for _, tag := range p.tags {
-		if !want[tag] {
-			continue
-		}
-		if _, err := w.stmt(st.insertTag).Exec(tag, p.stored.DatasetName, status, pk); err != nil {
-			return wrapErr("write tags", err)
+		if !slices.Contains(old, tag) {
+			if _, err := w.stmt(st.insertTag).Exec(tag, p.stored.DatasetName, status, pk); err != nil {
+				return wrapErr("write tags", err)
+			}
 		}
 	}
 	return nil

@@ -25,7 +25,7 @@ type statements struct {
 	savepoint, release, rollbackTo                *sql.Stmt
 	keyOf, insertItem, currentOf                  *sql.Stmt
 	update                                        [updateVariants]*sql.Stmt
-	tagsOf, insertTag, deleteTag                  *sql.Stmt
+	insertTag, deleteTag, deleteTagsOf            *sql.Stmt
 	deleteItems, deleteCuration                   *sql.Stmt
 	curationETag, curationInsert, curationUpdate  *sql.Stmt
 	storeTagInsert, storeTagDelete, storeTagsInTx *sql.Stmt
@@ -63,14 +63,15 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	st.keyOf = p(wdb, `SELECT bucket FROM items WHERE dataset_name = ? AND id = ?`)
 	st.insertItem = p(wdb, `INSERT INTO items (id, dataset_name, bucket, `+itemColumns+`)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`)
-	st.currentOf = p(wdb, `SELECT pk, bucket, etag, status, assigned_to, sk_assigned, sk_tag_count, sk_references
+	st.currentOf = p(wdb, `SELECT pk, bucket, etag, status, assigned_to, sk_assigned, sk_tag_count, sk_references,
+  sk_reviewed, sk_updated, sk_has_answer, sk_recent
   FROM items WHERE dataset_name = ? AND id = ?`)
 	for mask := range updateVariants {
 		st.update[mask] = p(wdb, updateSQL(mask))
 	}
-	st.tagsOf = p(wdb, `SELECT tag, status FROM item_tags WHERE item_pk = ?`)
 	st.insertTag = p(wdb, `INSERT INTO item_tags (tag, dataset_name, status, item_pk) VALUES (?, ?, ?, ?)`)
 	st.deleteTag = p(wdb, `DELETE FROM item_tags WHERE item_pk = ? AND tag = ?`)
+	st.deleteTagsOf = p(wdb, `DELETE FROM item_tags WHERE item_pk = ?`)
 	st.deleteItems = p(wdb, `DELETE FROM items WHERE dataset_name = ?`)
 	st.deleteCuration = p(wdb, `DELETE FROM curation_instructions WHERE dataset_name = ?`)
 	st.curationETag = p(wdb, `SELECT etag FROM curation_instructions WHERE dataset_name = ?`)
@@ -99,23 +100,28 @@ func (st *statements) close() {
 }
 
 // Replace sets only the indexed columns that change, because SQLite rewrites the entries of
-// every index on a column named in SET, changed or not. The columns that move with
-// updatedAt (every edit) are always set; the others form four groups, so 16 prepared
-// variants cover every case.
+// every index on a column named in SET, changed or not. The unindexed columns are always
+// set; the indexed ones form five groups, so 32 prepared variants cover every case. The
+// sort keys that move with updatedAt form one group: every edit changes them, while tag
+// maintenance (recompute) leaves them alone and so touches none of their indexes.
 const (
 	changesStatus     = 1 << iota // status
 	changesAssignment             // assigned_to, sk_assigned
 	changesTagCount               // sk_tag_count
 	changesReferences             // sk_references
+	changesEdit                   // sk_reviewed, sk_updated, sk_has_answer, sk_recent
 
-	updateVariants = 1 << 4
+	updateVariants = 1 << 5
 )
 
 // alwaysSet are the columns every Replace writes.
-var alwaysSet = []string{"etag", "index_v", "sk_reviewed", "sk_updated", "sk_has_answer", "sk_recent", "ref_urls", "search_text", "doc"}
+var alwaysSet = []string{"etag", "index_v", "ref_urls", "search_text", "doc"}
 
 func updateColumns(mask int) []string {
 	cols := slices.Clone(alwaysSet)
+	if mask&changesEdit != 0 {
+		cols = append(cols, "sk_reviewed", "sk_updated", "sk_has_answer", "sk_recent")
+	}
 	if mask&changesStatus != 0 {
 		cols = append(cols, "status")
 	}
