@@ -126,7 +126,48 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	report(out, fmt.Sprintf("PUT one item, %d writers", o.writers), wlat)
 	fmt.Fprintf(out, "%-44s %.0f writes/s (%d errors)\n", "PUT throughput", rate, errs)
 	fmt.Fprintf(out, "%-44s %.1f MiB (peak while measuring)\n", "server RSS", float64(srv.peakRSS.Load())/(1<<20))
+
+	srv.peakRSS.Store(0)
+	n, dur, err := c.recomputeJob()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%-44s %d items in %s, %.0f items/s; server RSS peak %.1f MiB\n", "recompute-tags async job (no changes)",
+		n, dur.Round(time.Millisecond), float64(n)/dur.Seconds(), float64(srv.peakRSS.Load())/(1<<20))
 	return nil
+}
+
+// recomputeJob starts an asynchronous recompute of every item and waits for it.
+func (c *client) recomputeJob() (int, time.Duration, error) {
+	res, data, err := c.do(http.MethodPost, "/v1/ground-truths/recompute-tags?async=true", nil, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	if res.StatusCode != http.StatusAccepted {
+		return 0, 0, fmt.Errorf("recompute: %d %s", res.StatusCode, data)
+	}
+	start := time.Now()
+	var job struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+		Result struct {
+			Total int `json:"total"`
+		} `json:"result"`
+		Error any `json:"error"`
+	}
+	if err := json.Unmarshal(data, &job); err != nil {
+		return 0, 0, err
+	}
+	for job.Status != "succeeded" {
+		if job.Status == "failed" {
+			return 0, 0, fmt.Errorf("recompute job failed: %v", job.Error)
+		}
+		time.Sleep(20 * time.Millisecond)
+		if err := c.getJSON("/v1/jobs/"+job.ID, &job); err != nil {
+			return 0, 0, err
+		}
+	}
+	return job.Result.Total, time.Since(start), nil
 }
 
 func benchEnv(dir string, extra ...string) []string {

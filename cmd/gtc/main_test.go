@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +20,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/storage/sqlite"
 )
 
 // These tests run the real binary as a user would: built once, started with its own
@@ -252,4 +256,103 @@ func TestListensExactlyWhereTold(t *testing.T) {
 	assert.True(t, strings.HasPrefix(s.base, "http://127.0.0.1:"))
 	s.logContains(t, `"msg":"gtc is serving"`)
 	s.logContains(t, s.base)
+}
+
+func TestRecomputeTagsCommand(t *testing.T) {
+	data := t.TempDir()
+	_, errOut, code := runGTC(t, env(data), "seed", "--items", "40", "--datasets", "2")
+	require.Equal(t, 0, code, errOut)
+
+	out, errOut, code := runGTC(t, env(data), "recompute-tags", "--json")
+	require.Equal(t, 0, code, errOut)
+	var res map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
+	delete(res, "duration_ms")
+	assert.Equal(t, map[string]any{"total": 40.0, "processed": 40.0, "updated": 0.0, "skipped": 40.0, "errors": []any{}, "dry_run": false}, res,
+		"freshly written items need no change")
+
+	out, _, code = runGTC(t, env(data), "recompute-tags", "--dataset", "customer-support", "--dry-run", "--progress", "log")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "recompute-tags: 20 matched, 20 processed, would update 0, 20 unchanged, 0 errors")
+
+	// An item whose stored computed tags are out of date, as after a plugin change.
+	st, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(data, "gtc.db")})
+	require.NoError(t, err)
+	page, err := st.Items().Query(context.Background(), gtc.Query{Sort: gtc.SortID, Limit: 1})
+	require.NoError(t, err)
+	stale := page.Items[0].Clone()
+	stale.ComputedTags = []string{"dataset:" + stale.DatasetName}
+	_, err = st.Items().Replace(context.Background(), page.Items[0], stale)
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	report := filepath.Join(t.TempDir(), "report.jsonl")
+	out, errOut, code = runGTC(t, env(data), "recompute-tags", "--report", report, "--progress", "none")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "updated 1, 39 unchanged")
+	lines, err := os.ReadFile(report)
+	require.NoError(t, err)
+	var line map[string]any
+	require.NoError(t, json.Unmarshal(lines, &line), string(lines))
+	assert.Equal(t, stale.ID, line["id"])
+	assert.Equal(t, true, line["changed"])
+	assert.NotEmpty(t, line["added"])
+
+	_, errOut, code = runGTC(t, env(data), "recompute-tags", "--status", "finished")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `--status "finished"`)
+	_, _, code = runGTC(t, env(data), "recompute-tags", "--progress", "fancy")
+	assert.Equal(t, 2, code)
+}
+
+func TestStartupTagChecks(t *testing.T) {
+	_, errOut, code := runGTC(t, env(t.TempDir(), "GTC_ALLOWED_MANUAL_TAGS=source:sme,nocolon"), "serve")
+	assert.Equal(t, 3, code)
+	assert.Contains(t, errOut, "GTC_ALLOWED_MANUAL_TAGS contains an invalid tag: Invalid tag format (expected group:value): 'nocolon'")
+
+	_, errOut, code = runGTC(t, env(t.TempDir(), "GTC_ALLOWED_MANUAL_TAGS=turns:multiturn,dataset:x"), "serve")
+	assert.Equal(t, 3, code)
+	assert.Contains(t, errOut, "GTC_ALLOWED_MANUAL_TAGS overlaps computed tag keys: dataset:x, turns:multiturn")
+
+	_, errOut, code = runGTC(t, env(t.TempDir(), "GTC_TAG_VALIDATORS=exclusive_group,spelling"), "serve")
+	assert.Equal(t, 3, code)
+	assert.Contains(t, errOut, "Unknown tag validator 'spelling'")
+
+	dir := t.TempDir()
+	groups := filepath.Join(dir, "groups.json")
+	require.NoError(t, os.WriteFile(groups, []byte(`{"manualTagGroups": [{"group": "turns", "tags": ["multiturn"]}]}`), 0o600))
+	_, errOut, code = runGTC(t, env(dir, "GTC_MANUAL_TAGS_CONFIG_PATH="+groups), "serve")
+	assert.Equal(t, 3, code)
+	assert.Contains(t, errOut, "Manual tag defaults overlap computed tag keys: turns:multiturn")
+
+	_, errOut, code = runGTC(t, env(dir, "GTC_MANUAL_TAGS_CONFIG_PATH="+filepath.Join(dir, "missing.json")), "serve")
+	assert.Equal(t, 3, code)
+	assert.Contains(t, errOut, "missing.json")
+
+	require.NoError(t, os.WriteFile(groups, []byte(`{"manualTagGroups": [{"group": "team", "mutuallyExclusive": true, "tags": ["red", "blue"]}]}`), 0o600))
+	s := startServer(t, env(dir, "GTC_MANUAL_TAGS_CONFIG_PATH="+groups, "GTC_ALLOWED_MANUAL_TAGS=custom:extra"))
+	res, err := http.Get(s.base + "/v1/tags")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var tags map[string][]string
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&tags))
+	assert.Equal(t, []string{"custom:extra", "team:blue", "team:red"}, tags["tags"], "the groups file replaces the built-in groups; the allow-list adds to it")
+}
+
+func TestTagStoreOverlapStopsServeButNotMaintenance(t *testing.T) {
+	data := t.TempDir()
+	// Data carried over from the reference backend: a computed key in the tag store.
+	st, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(data, "gtc.db")})
+	require.NoError(t, err)
+	_, err = st.TagStore().Add(context.Background(), []string{"custom:ok", "turns:multiturn"})
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+
+	_, errOut, code := runGTC(t, env(data), "serve")
+	assert.Equal(t, 3, code)
+	assert.Contains(t, errOut, "Tag store overlaps computed tag keys: turns:multiturn")
+
+	out, errOut, code := runGTC(t, env(data), "recompute-tags", "--progress", "none")
+	assert.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "recompute-tags: 0 matched")
+	assert.Contains(t, errOut, "Tag store overlaps computed tag keys: turns:multiturn", "maintenance commands warn instead")
 }
