@@ -160,6 +160,10 @@ func TestTagSchemaAndGlossary(t *testing.T) {
 		require.Equal(t, http.StatusUnprocessableEntity, res.Status, bad.body)
 		assert.Equal(t, bad.field, res.Object(t)["errors"].([]any)[0].(map[string]any)["field"], bad.body)
 	}
+	defs, err := h.store.TagDefinitions().List(context.Background())
+	require.NoError(t, err)
+	require.Len(t, defs, 1, "refused definitions store nothing")
+	assert.Equal(t, "Hand-off to a person", defs[0].Description)
 
 	res = h.do(req{Method: http.MethodDelete, Path: "/v1/tags/definitions/" + url.PathEscape("custom:escalation")})
 	require.Equal(t, http.StatusNoContent, res.Status)
