@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"time"
 )
@@ -19,6 +20,9 @@ type Curator struct {
 	ids            *IDGenerator
 	log            *slog.Logger
 	recomputeBatch int
+	selfServe      SelfServeOptions
+	rand           *lockedRand
+	importChecks   ImportChecks
 }
 
 // CuratorDeps are the dependencies of the curation service.
@@ -31,6 +35,19 @@ type CuratorDeps struct {
 	Log        *slog.Logger // nil discards
 	// RecomputeBatch is the page size of recompute (GTC_RECOMPUTE_BATCH_SIZE, default 200).
 	RecomputeBatch int
+	// SelfServe configures self-serve; a zero DefaultLimit means 10.
+	SelfServe SelfServeOptions
+	// Rand draws self-serve samples when the store has no sampler of its own; nil seeds
+	// one from the system.
+	Rand *rand.Rand
+	// Import switches the import checks.
+	Import ImportChecks
+}
+
+// ImportChecks switches the informational checks of bulk import.
+type ImportChecks struct {
+	PII        bool // GTC_PII_DETECTION_ENABLED
+	Duplicates bool // GTC_DUPLICATE_DETECTION_ENABLED
 }
 
 // NewCurator returns a curation service over the given dependencies.
@@ -44,8 +61,14 @@ func NewCurator(d CuratorDeps) *Curator {
 	if d.RecomputeBatch <= 0 {
 		d.RecomputeBatch = 200
 	}
+	if d.SelfServe.DefaultLimit <= 0 {
+		d.SelfServe.DefaultLimit = 10
+	}
+	if d.Rand == nil {
+		d.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
 	return &Curator{store: d.Store, tagger: d.Tagger, vocab: d.Vocabulary, clock: d.Clock, ids: d.IDs, log: d.Log,
-		recomputeBatch: d.RecomputeBatch}
+		recomputeBatch: d.RecomputeBatch, selfServe: d.SelfServe, rand: &lockedRand{r: d.Rand}, importChecks: d.Import}
 }
 
 // Vocabulary returns the tag vocabulary the service uses.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -1126,4 +1127,64 @@ func DecodeTagDefinition(body []byte) (*TagDefinitionRequest, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// --- assignment bodies ---------------------------------------------------------------------
+
+// DecodeSelfServe checks the optional {"limit": integer} of self-serve; nil body or a
+// missing or null limit gives nil (the default applies). A limit below 1 asks for nothing
+// and a limit beyond 32 bits is a mistake: both are refused rather than served (values above
+// GTC_SELF_SERVE_MAX but within range are clamped by the service).
+func DecodeSelfServe(body []byte) (*int, error) {
+	if body == nil {
+		return nil, nil
+	}
+	v, err := ParseBody(body)
+	if err != nil {
+		return nil, err
+	}
+	d := &decoder{}
+	if !d.object(v, "", map[string]bool{"limit": true}) {
+		return nil, d.err()
+	}
+	lv, ok := v.get("limit")
+	if !ok || lv.kind == jNull {
+		return nil, d.err()
+	}
+	n, ok := d.integer(lv, "limit")
+	switch {
+	case ok && n < 1:
+		d.add("limit", "must be at least 1")
+	case ok && n > math.MaxInt32:
+		d.add("limit", fmt.Sprintf("must be at most %d", math.MaxInt32))
+	}
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	limit := int(n)
+	return &limit, nil
+}
+
+// DecodeAssign checks the optional {"force": boolean} of assign.
+func DecodeAssign(body []byte) (bool, error) {
+	if body == nil {
+		return false, nil
+	}
+	v, err := ParseBody(body)
+	if err != nil {
+		return false, err
+	}
+	d := &decoder{}
+	if !d.object(v, "", map[string]bool{"force": true}) {
+		return false, d.err()
+	}
+	force := false
+	if fv, ok := v.get("force"); ok && fv.kind != jNull {
+		if fv.kind != jBool {
+			d.add("force", msgExpBoolean)
+		} else {
+			force = fv.b
+		}
+	}
+	return force, d.err()
 }

@@ -71,6 +71,24 @@ type ItemStore interface {
 
 	CountByStatus(ctx context.Context) (map[Status]int, error)
 	Datasets(ctx context.Context) ([]string, error)
+	// Eligible streams the keys of the self-serve pool: (draft and unassigned) or (skipped
+	// and assigned to someone other than e.User), optionally restricted to datasets whose
+	// name starts with e.DatasetPrefix. Order unspecified.
+	Eligible(ctx context.Context, e EligibleSpec) iter.Seq2[Key, error]
+}
+
+// EligibleSpec selects the self-serve pool.
+type EligibleSpec struct {
+	User          string
+	DatasetPrefix string
+}
+
+// EligibleSampler is implemented by stores that can draw from the self-serve pool without
+// streaming all of it: a uniform random sample of up to n distinct keys, none of exclude.
+// The curation service uses it when the store offers it and falls back to reservoir
+// sampling over Eligible otherwise.
+type EligibleSampler interface {
+	SampleEligible(ctx context.Context, e EligibleSpec, n int, exclude map[Key]bool) ([]Key, error)
 }
 
 // CurationStore keeps one curation-instructions document per dataset.

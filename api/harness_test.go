@@ -44,6 +44,12 @@ var t0 = time.Date(2025, 1, 2, 10, 0, 0, 0, time.UTC)
 
 func newHarness(t *testing.T, mods ...func(*api.Options)) *harness {
 	t.Helper()
+	return newHarnessWith(t, nil, mods...)
+}
+
+// newHarnessWith lets a test change the curation service's dependencies too.
+func newHarnessWith(t *testing.T, curMod func(*gtc.CuratorDeps), mods ...func(*api.Options)) *harness {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "gtc.db"), Synchronous: "NORMAL"})
 	require.NoError(t, err)
@@ -56,8 +62,13 @@ func newHarness(t *testing.T, mods ...func(*api.Options)) *harness {
 	require.NoError(t, err)
 	clock := gtc.NewFakeClock(t0)
 	vocab := tagging.NewVocabulary(reg, nil, groups, st.TagStore(), st.TagDefinitions(), clock, nil)
-	cur := gtc.NewCurator(gtc.CuratorDeps{Store: st, Tagger: tagging.NewPipeline(reg, validators, nil), Vocabulary: vocab,
-		Clock: clock, IDs: gtc.NewIDGenerator(rand.Reader)})
+	deps := gtc.CuratorDeps{Store: st, Tagger: tagging.NewPipeline(reg, validators, nil), Vocabulary: vocab,
+		Clock: clock, IDs: gtc.NewIDGenerator(rand.Reader), Import: gtc.ImportChecks{PII: true, Duplicates: true},
+		SelfServe: gtc.SelfServeOptions{DefaultLimit: 10, MaxLimit: 100}}
+	if curMod != nil {
+		curMod(&deps)
+	}
+	cur := gtc.NewCurator(deps)
 	opts := api.Options{
 		Prefix: "/v1", MaxBodyBytes: 10 << 20, RequestTimeout: time.Minute,
 		Auth:               api.AuthOptions{DevUserID: "anonymous"},
@@ -69,7 +80,7 @@ func newHarness(t *testing.T, mods ...func(*api.Options)) *harness {
 	}
 	jobs := gtc.NewJobs(clock, 2, time.Hour)
 	t.Cleanup(jobs.Close)
-	srv := api.New(api.Deps{Curator: cur, Jobs: jobs}, opts)
+	srv := api.New(api.Deps{Curator: cur, Jobs: jobs, Search: gtc.NewReferenceSearch(st.Items(), 200)}, opts)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	h := &harness{t: t, srv: ts, api: srv, store: st, clock: clock}

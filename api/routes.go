@@ -36,6 +36,14 @@ func (s *Server) routes() {
 	add(http.MethodPost, p+"/ground-truths/recompute-tags", s.handleRecompute)
 	add(http.MethodGet, p+"/jobs/:id", s.handleGetJob)
 
+	add(http.MethodPost, p+"/assignments/self-serve", s.handleSelfServe)
+	add(http.MethodGet, p+"/assignments/my", s.handleMyAssignments)
+	add(http.MethodPut, p+"/assignments/:dataset/:bucket/:item_id", s.handleAssignmentPut)
+	add(http.MethodPost, p+"/assignments/:dataset/:bucket/:item_id/assign", s.handleAssign)
+	add(http.MethodPost, p+"/assignments/:dataset/:bucket/:item_id/duplicate", s.handleDuplicate)
+
+	add(http.MethodGet, p+"/search", s.handleSearch)
+
 	add(http.MethodGet, p+"/tags/schema", s.handleTagSchema)
 	add(http.MethodGet, p+"/tags", s.handleListTags)
 	add(http.MethodPost, p+"/tags", s.handleAddTags)

@@ -49,6 +49,7 @@ type Server struct {
 	opts     Options
 	cur      *gtc.Curator
 	jobs     *gtc.Jobs
+	search   gtc.SearchProvider
 	log      *slog.Logger
 	e        *echo.Echo
 	draining atomic.Bool
@@ -62,8 +63,9 @@ type Server struct {
 // Deps are the services the API serves.
 type Deps struct {
 	Curator *gtc.Curator
-	Jobs    *gtc.Jobs    // background jobs; nil makes a runner of 2 with 24 h retention
-	Log     *slog.Logger // nil discards
+	Jobs    *gtc.Jobs          // background jobs; nil makes a runner of 2 with 24 h retention
+	Search  gtc.SearchProvider // reference search; nil answers no results
+	Log     *slog.Logger       // nil discards
 }
 
 // New builds the server and its routes.
@@ -90,7 +92,10 @@ func New(d Deps, opts Options) *Server {
 	if opts.Frontend.TrustedReferenceDomains == nil {
 		opts.Frontend.TrustedReferenceDomains = []string{}
 	}
-	s := &Server{opts: opts, cur: cur, jobs: d.Jobs, log: log}
+	if d.Search == nil {
+		d.Search = gtc.NoSearch{}
+	}
+	s := &Server{opts: opts, cur: cur, jobs: d.Jobs, search: d.Search, log: log}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+
+	"github.com/gtc-dev/gtc"
 )
 
 // Prefix is the prefix of every setting.
@@ -50,6 +52,7 @@ type Config struct {
 	EzauthAllowedEmailDomains CSV    `split_words:"true" desc:"e-mail domain allow-list"`
 	EzauthAllowedObjectIds    CSV    `split_words:"true" desc:"object id allow-list"`
 	EzauthHeaderSource        string `split_words:"true" default:"aca" desc:"only aca is supported"`
+	AzureClientID             string `split_words:"true" desc:"client id of a user-assigned managed identity for Azure clients"`
 
 	// Item store.
 	RepoBackend           string   `split_words:"true" default:"sqlite" desc:"item store backend: sqlite"`
@@ -66,13 +69,30 @@ type Config struct {
 	MaxConcurrentJobs    int      `split_words:"true" default:"2" desc:"background jobs running at once"`
 	JobRetention         Duration `split_words:"true" default:"24h" desc:"how long finished jobs stay readable"`
 
-	// Curator UI and lists.
-	RequireReferenceVisit   Bool `split_words:"true" default:"false" desc:"UI hint served by /v1/config"`
-	RequireKeyParagraph     Bool `split_words:"true" default:"false" desc:"UI hint served by /v1/config"`
-	SelfServeLimit          int  `split_words:"true" default:"10" desc:"self-serve batch size"`
-	TrustedReferenceDomains CSV  `split_words:"true" desc:"hostnames the UI opens without confirmation"`
-	PaginationMinLimit      int  `split_words:"true" default:"1" desc:"smallest accepted list limit"`
-	PaginationMaxLimit      int  `split_words:"true" default:"100" desc:"largest accepted list limit"`
+	// Curator UI, lists, import, sampling.
+	FrontendDir               string `split_words:"true" desc:"serve the built curator SPA from this directory"`
+	FrontendIndex             string `split_words:"true" default:"index.html" desc:"SPA index file"`
+	FrontendCacheSeconds      int    `split_words:"true" default:"3600" desc:"max-age of static files"`
+	RequireReferenceVisit     Bool   `split_words:"true" default:"false" desc:"UI hint served by /v1/config"`
+	RequireKeyParagraph       Bool   `split_words:"true" default:"false" desc:"UI hint served by /v1/config"`
+	SelfServeLimit            int    `split_words:"true" default:"10" desc:"self-serve batch size"`
+	SelfServeMax              int    `split_words:"true" default:"100" desc:"upper clamp of a self-serve request"`
+	TrustedReferenceDomains   CSV    `split_words:"true" desc:"hostnames the UI opens without confirmation"`
+	PaginationMinLimit        int    `split_words:"true" default:"1" desc:"smallest accepted list limit"`
+	PaginationMaxLimit        int    `split_words:"true" default:"100" desc:"largest accepted list limit"`
+	SamplingAllocation        string `split_words:"true" desc:"self-serve quotas by dataset prefix, prefix:weight,..."`
+	PiiDetectionEnabled       Bool   `split_words:"true" default:"true" desc:"import PII warnings"`
+	DuplicateDetectionEnabled Bool   `split_words:"true" default:"true" desc:"import duplicate warnings"`
+
+	// Search.
+	SearchBackend      string `split_words:"true" default:"auto" desc:"auto, azure, references or none"`
+	AzSearchEndpoint   string `split_words:"true" desc:"Azure AI Search endpoint"`
+	AzSearchIndex      string `split_words:"true" desc:"Azure AI Search index"`
+	AzSearchKey        string `split_words:"true" desc:"Azure AI Search query key (secret); unset: default Azure credential"`
+	AzSearchAPIVersion string `split_words:"true" default:"2024-07-01" desc:"Azure AI Search REST API version"`
+	SearchFieldURL     string `split_words:"true" default:"url" desc:"search hit field used as url"`
+	SearchFieldTitle   string `split_words:"true" default:"title" desc:"search hit field used as title"`
+	SearchFieldChunk   string `split_words:"true" default:"chunk" desc:"search hit field used as chunk"`
 
 	// portSet records whether GTC_PORT was set explicitly (rule 4 of §6.3).
 	portSet bool
@@ -100,7 +120,7 @@ var ignoredNames = map[string]string{
 }
 
 // secretNames are never printed or logged.
-var secretNames = map[string]bool{}
+var secretNames = map[string]bool{"GTC_AZ_SEARCH_KEY": true}
 
 // Problems collects every invalid setting; Error prints one per line.
 type Problems []string
@@ -169,6 +189,10 @@ func Load() (*Config, error) {
 		return nil, probs
 	}
 	_, c.portSet = os.LookupEnv("GTC_PORT")
+	if c.AzureClientID != "" && os.Getenv("AZURE_CLIENT_ID") == "" {
+		// The Azure credential chain looks for a user-assigned identity there.
+		_ = os.Setenv("AZURE_CLIENT_ID", c.AzureClientID)
+	}
 	_, c.authModeSet = os.LookupEnv("GTC_AUTH_MODE")
 	c.Ignored = ignored
 	probs = append(probs, c.Validate()...)
@@ -253,6 +277,24 @@ func (c *Config) Validate() Problems {
 			p = append(p, fmt.Sprintf("GTC_MANUAL_TAGS_CONFIG_PATH=%q: %v", c.ManualTagsConfigPath, err))
 		}
 	}
+	if c.SelfServeMax < 1 {
+		p = append(p, fmt.Sprintf("GTC_SELF_SERVE_MAX=%d: must be at least 1", c.SelfServeMax))
+	}
+	if c.FrontendCacheSeconds < 0 {
+		p = append(p, fmt.Sprintf("GTC_FRONTEND_CACHE_SECONDS=%d: must be at least 0", c.FrontendCacheSeconds))
+	}
+	if c.FrontendDir != "" {
+		if _, err := os.Stat(filepath.Join(c.FrontendDir, c.FrontendIndex)); err != nil {
+			p = append(p, fmt.Sprintf("GTC_FRONTEND_DIR=%q: the index file %s is missing (%v)", c.FrontendDir, c.FrontendIndex, err))
+		}
+	}
+	enum("GTC_SEARCH_BACKEND", c.SearchBackend, "auto", "azure", "references", "none")
+	switch {
+	case c.SearchBackend == "azure" && (c.AzSearchEndpoint == "" || c.AzSearchIndex == ""):
+		p = append(p, "GTC_SEARCH_BACKEND=azure needs GTC_AZ_SEARCH_ENDPOINT and GTC_AZ_SEARCH_INDEX")
+	case c.SearchBackend == "auto" && (c.AzSearchEndpoint == "") != (c.AzSearchIndex == ""):
+		p = append(p, "GTC_AZ_SEARCH_ENDPOINT and GTC_AZ_SEARCH_INDEX must be set together")
+	}
 	if c.SelfServeLimit < 1 {
 		p = append(p, fmt.Sprintf("GTC_SELF_SERVE_LIMIT=%d: must be at least 1", c.SelfServeLimit))
 	}
@@ -300,6 +342,9 @@ func (c *Config) Warnings() []string {
 	}
 	if bool(c.EzauthEnabled) && c.authModeSet && c.AuthMode == "dev" {
 		w = append(w, "GTC_EZAUTH_ENABLED=true overrides GTC_AUTH_MODE=dev: identity comes from Easy Auth headers")
+	}
+	if _, ignored := gtc.ParseAllocation(c.SamplingAllocation); len(ignored) > 0 {
+		w = append(w, "GTC_SAMPLING_ALLOCATION: ignored entries (want prefix:weight with a positive weight): "+strings.Join(ignored, ", "))
 	}
 	if !c.EasyAuth() && (len(c.EzauthAllowedEmailDomains) > 0 || len(c.EzauthAllowedObjectIds) > 0 || len(c.EzauthAllowAnonymousPaths) > 0) {
 		w = append(w, "Easy Auth allow-lists are set but the server runs in dev mode, where they have no effect")

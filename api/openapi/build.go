@@ -118,13 +118,25 @@ func etagHeader() schema {
 	}}
 }
 
-// locationHeader is the Location response header of an accepted background job.
-func locationHeader() schema {
+// locationHeader is the Location response header of an accepted background job or a created
+// resource; description says where it points.
+func locationHeader(description string) schema {
 	return schema{"Location": schema{
-		"description": "The job's status URL, `{prefix}/jobs/<id>`.",
+		"description": description,
 		"required":    true,
 		"schema":      str(),
 	}}
+}
+
+// headers joins response header sets, such as etagHeader() and locationHeader(…).
+func headers(sets ...schema) schema {
+	out := schema{}
+	for _, set := range sets {
+		for name, h := range set {
+			out[name] = h
+		}
+	}
+	return out
 }
 
 // op is one operation object. Its methods add to it and return it, so an operation reads as a
@@ -147,6 +159,14 @@ func (o op) params(ps ...schema) op {
 
 func (o op) body(s schema, description string) op {
 	o["requestBody"] = schema{"required": true, "description": description, "content": jsonContent(s)}
+	return o
+}
+
+// optionalBody is body for an operation that also runs without one: no bytes, or only
+// whitespace, count as an absent body (§1.2).
+func (o op) optionalBody(s schema, description string) op {
+	o.body(s, description)
+	o["requestBody"].(schema)["required"] = false
 	return o
 }
 

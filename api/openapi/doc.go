@@ -36,7 +36,8 @@ func Document(prefix, version string) *Doc {
 			"title":   "Ground Truth Curator",
 			"version": version,
 			"description": "HTTP API of the Ground Truth Curator backend. Every error answer " +
-				"(status ≥ 400) has the body ErrorResponse; 422 answers have HTTPValidationError.",
+				"(status ≥ 400) has the body ErrorResponse; 422 answers have HTTPValidationError, and the " +
+				"409 of an assign has AssignmentConflictError, an ErrorResponse with two more keys.",
 		},
 		"security": []schema{{"easyAuth": []string{}}, {"devUser": []string{}}},
 		"tags": []schema{
@@ -44,8 +45,10 @@ func Document(prefix, version string) *Doc {
 			{"name": "meta", "description": "This document, its component schemas and the frontend settings."},
 			{"name": "ground-truths", "description": "The ground-truth items."},
 			{"name": "jobs", "description": "Background jobs, kept in the server's memory."},
+			{"name": "assignments", "description": "The caller's queue: self-serve, assign, assignee edit, rephrase copies."},
 			{"name": "tags", "description": "The tag vocabulary, the tag schema and the glossary."},
 			{"name": "datasets", "description": "Datasets and their curation instructions."},
+			{"name": "search", "description": "Reference search."},
 		},
 		"paths": pathItems,
 		"components": schema{

@@ -72,8 +72,14 @@ func TestPaths(t *testing.T) {
 				prefix + "/tags/definitions/{tag_key}":   {"DELETE"},
 				prefix + "/ground-truths/{datasetName}/{bucket}/{item_id}": {"DELETE", "GET", "PUT"},
 				prefix + "/datasets": {"GET"},
-				prefix + "/datasets/{datasetName}/curation-instructions": {"GET", "PUT"},
-				prefix + "/datasets/{datasetName}":                       {"DELETE"},
+				prefix + "/datasets/{datasetName}/curation-instructions":       {"GET", "PUT"},
+				prefix + "/datasets/{datasetName}":                             {"DELETE"},
+				prefix + "/assignments/self-serve":                             {"POST"},
+				prefix + "/assignments/my":                                     {"GET"},
+				prefix + "/assignments/{dataset}/{bucket}/{item_id}":           {"PUT"},
+				prefix + "/assignments/{dataset}/{bucket}/{item_id}/assign":    {"POST"},
+				prefix + "/assignments/{dataset}/{bucket}/{item_id}/duplicate": {"POST"},
+				prefix + "/search":                                             {"GET"},
 			}
 			d := openapi.Document(prefix, "dev")
 			assert.Equal(t, want, d.Paths())
@@ -96,6 +102,10 @@ var requiredComponents = []string{
 	"RecomputeTagsResponse", "Job", "TagListResponse", "AddTagsRequest", "RemoveTagsRequest",
 	"TagSchemaResponse", "TagGroupDTO", "DependencyDTO", "GlossaryResponse", "TagGroupGlossaryDTO",
 	"TagDefinitionDTO", "TagDefinitionRequest", "TagDefinitionResponse",
+	// Assignments (§3.6) and search (§3.9).
+	"SelfServeResponse", "AssignItemRequest", "SearchResponse",
+	// Ours, not in the §3.2.1 list.
+	"SelfServeRequest", "SearchResult", "AssignmentConflictError",
 }
 
 func TestComponentSchemas(t *testing.T) {
@@ -199,6 +209,15 @@ const (
    "tags": [{"key": "custom:escalation", "description": "Needs a human hand-off"}]}]}`
 
 	exampleDefinition = `{"tag_key": "custom:escalation", "description": "Needs a human hand-off", "created_by": "alice@example.com", "created_at": "2025-01-02T10:00:00.000Z", "updated_at": "2025-01-02T10:00:00.000Z"}`
+
+	// The §3.6.1 answer, with a real item for the "…".
+	exampleSelfServe = `{"assigned": [` + exampleItem + `], "requested": 10, "assignedCount": 10, "newlyAssigned": 4}`
+
+	exampleSearch = `{"results": [{"id": "gt-001:ref:0", "url": "https://docs.example.com/install", "title": "Install", "chunk": "Run the installer…",
+              "raw_payload": {"itemId": "gt-001", "datasetName": "support", "reference": {"url": "https://docs.example.com/install", "title": "Install", "content": "Run the installer…", "bonus": false}}}]}`
+
+	exampleAssignConflict = `{"detail": "Item is assigned to another curator", "status": 409, "code": "ASSIGNMENT_CONFLICT",
+ "assignedTo": "bob@example.com", "assignedAt": "2025-01-02T10:00:00.000Z"}`
 )
 
 // withKey returns the JSON object sample with one key set (value nil removes the key).
@@ -313,6 +332,39 @@ func TestSamplesAgainstComponentSchemas(t *testing.T) {
 		{"definition without a creator", "TagDefinitionResponse", withKey(t, exampleDefinition, "created_by", json.RawMessage("null")), true},
 		{"definition without updated_at", "TagDefinitionResponse", withKey(t, exampleDefinition, "updated_at", nil), false},
 
+		{"self-serve body", "SelfServeRequest", `{"limit": 10}`, true},
+		{"self-serve body, empty", "SelfServeRequest", `{}`, true},
+		{"self-serve body, zero", "SelfServeRequest", `{"limit": 0}`, true},
+		{"self-serve body, negative", "SelfServeRequest", `{"limit": -1}`, false},
+		{"self-serve body, fraction", "SelfServeRequest", `{"limit": 2.5}`, false},
+		{"self-serve body, string", "SelfServeRequest", `{"limit": "10"}`, false},
+		{"self-serve body, null limit", "SelfServeRequest", `{"limit": null}`, false},
+		{"self-serve body, unknown key", "SelfServeRequest", `{"count": 10}`, false},
+		{"self-serve answer", "SelfServeResponse", exampleSelfServe, true},
+		{"self-serve answer, empty queue", "SelfServeResponse", `{"assigned": [], "requested": 0, "assignedCount": 0, "newlyAssigned": 0}`, true},
+		{"self-serve answer, reference shape", "SelfServeResponse", withKey(t, exampleSelfServe, "newlyAssigned", nil), false},
+		{"self-serve answer, unknown key", "SelfServeResponse", withKey(t, exampleSelfServe, "skipped", 0), false},
+		{"self-serve answer, partial item", "SelfServeResponse", withKey(t, exampleSelfServe, "assigned", []any{map[string]any{"id": "gt-001"}}), false},
+		{"assign body", "AssignItemRequest", `{"force": true}`, true},
+		{"assign body, empty", "AssignItemRequest", `{}`, true},
+		{"assign body, string force", "AssignItemRequest", `{"force": "yes"}`, false},
+		{"assign body, unknown key", "AssignItemRequest", `{"force": false, "user": "bob"}`, false},
+		{"assign conflict", "AssignmentConflictError", exampleAssignConflict, true},
+		{"assign conflict, assignedAt unknown", "AssignmentConflictError", withKey(t, exampleAssignConflict, "assignedAt", nil), true},
+		{"assign conflict, lost races", "AssignmentConflictError", `{"detail": "The item was modified concurrently; retry the request", "status": 409, "code": "CONCURRENT_MODIFICATION"}`, true},
+		{"assign conflict, numeric assignee", "AssignmentConflictError", withKey(t, exampleAssignConflict, "assignedTo", 7), false},
+		{"assign conflict, other status", "AssignmentConflictError", withKey(t, exampleAssignConflict, "status", 400), false},
+		{"assign conflict, other code", "AssignmentConflictError", withKey(t, exampleAssignConflict, "code", "ETAG_MISMATCH"), false},
+		{"assign conflict without detail", "AssignmentConflictError", withKey(t, exampleAssignConflict, "detail", nil), false},
+		{"search answer", "SearchResponse", exampleSearch, true},
+		{"search answer, empty", "SearchResponse", `{"results": []}`, true},
+		{"search answer, null title and chunk", "SearchResponse", `{"results": [{"id": "doc-1", "url": "https://x.example", "title": null, "chunk": null, "raw_payload": {"@search.score": 1.5, "url": "https://x.example"}}]}`, true},
+		{"search answer without results", "SearchResponse", `{}`, false},
+		{"search result without url", "SearchResult", `{"id": "doc-1", "title": null, "chunk": null, "raw_payload": {}}`, false},
+		{"search result without id", "SearchResult", `{"url": "https://x.example", "title": null, "chunk": null, "raw_payload": {}}`, false},
+		{"search result, unknown key", "SearchResult", `{"id": "doc-1", "url": "https://x.example", "title": null, "chunk": null, "raw_payload": {}, "score": 1}`, false},
+		{"search result, array payload", "SearchResult", `{"id": "doc-1", "url": "https://x.example", "title": null, "chunk": null, "raw_payload": []}`, false},
+
 		{"412 required", "ErrorResponse", `{"detail":"ETag required","status":412,"code":"ETAG_REQUIRED"}`, true},
 		{"412 mismatch", "ErrorResponse", `{"detail":"ETag mismatch","status":412,"code":"ETAG_MISMATCH"}`, true},
 		{"403 ownership", "ErrorResponse", `{"detail":"ASSIGNMENT_OWNERSHIP","status":403,"code":"ASSIGNMENT_OWNERSHIP"}`, true},
@@ -386,6 +438,20 @@ func TestInlineResponseSchemas(t *testing.T) {
 		{"/v1/tags", "DELETE", 200, `{"tags":["answerability:answerable","source:sme"],"computedTags":["turns:multiturn"]}`, true},
 		{"/v1/tags", "DELETE", 200, `{"tags":[],"computedTags":[],"ignored":[]}`, false},
 		{"/v1/jobs/{id}", "GET", 404, `{"detail":"Job not found","status":404,"code":"NOT_FOUND"}`, true},
+		{"/v1/assignments/my", "GET", 200, `[` + exampleItem + `]`, true},
+		{"/v1/assignments/my", "GET", 200, `[]`, true},
+		{"/v1/assignments/my", "GET", 200, exampleItem, false},
+		{"/v1/assignments/self-serve", "POST", 200, exampleSelfServe, true},
+		{"/v1/assignments/{dataset}/{bucket}/{item_id}/assign", "POST", 200, exampleItem, true},
+		{"/v1/assignments/{dataset}/{bucket}/{item_id}/assign", "POST", 409, exampleAssignConflict, true},
+		{"/v1/assignments/{dataset}/{bucket}/{item_id}/assign", "POST", 409, `{"detail":"Item is assigned to another curator","status":409}`, false},
+		{"/v1/assignments/{dataset}/{bucket}/{item_id}/assign", "POST", 400, `{"detail":"Item is deleted; restore it before assigning","status":400,"code":"BAD_REQUEST"}`, true},
+		{"/v1/assignments/{dataset}/{bucket}/{item_id}/assign", "POST", 403, `{"detail":"Forcing an assignment needs the admin or team-lead role","status":403,"code":"ROLE_REQUIRED"}`, true},
+		{"/v1/assignments/{dataset}/{bucket}/{item_id}", "PUT", 403, `{"detail":"ASSIGNMENT_OWNERSHIP","status":403,"code":"ASSIGNMENT_OWNERSHIP"}`, true},
+		{"/v1/assignments/{dataset}/{bucket}/{item_id}/duplicate", "POST", 201, exampleItem, true},
+		{"/v1/search", "GET", 200, exampleSearch, true},
+		{"/v1/search", "GET", 400, `{"detail":"q is required","status":400,"code":"INVALID_QUERY"}`, true},
+		{"/v1/search", "GET", 502, `{"detail":"Search backend error: timeout","status":502,"code":"SEARCH_BACKEND_ERROR"}`, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
@@ -410,6 +476,7 @@ func TestOperations(t *testing.T) {
 	body := store
 	item := "/v1/ground-truths/{datasetName}/{bucket}/{item_id}"
 	curation := "/v1/datasets/{datasetName}/curation-instructions"
+	assigned := "/v1/assignments/{dataset}/{bucket}/{item_id}"
 
 	cases := []struct {
 		method, path string
@@ -443,6 +510,12 @@ func TestOperations(t *testing.T) {
 		{"GET", "/v1/tags/glossary", []int{200}, store, false},
 		{"POST", "/v1/tags/definitions", []int{201}, body, false},
 		{"DELETE", "/v1/tags/definitions/{tag_key}", []int{204}, append(slices.Clone(store), 404), false},
+		{"POST", "/v1/assignments/self-serve", []int{200}, body, false},
+		{"GET", "/v1/assignments/my", []int{200}, store, false},
+		{"PUT", assigned, []int{200}, append(slices.Clone(body), 400, 404, 412), true},
+		{"POST", assigned + "/assign", []int{200}, append(slices.Clone(body), 400, 404, 409), true},
+		{"POST", assigned + "/duplicate", []int{201}, append(slices.Clone(store), 400, 404), true},
+		{"GET", "/v1/search", []int{200}, append(slices.Clone(store), 400, 502), false},
 	}
 	declaredTags := map[string]bool{}
 	for _, tag := range loaded.Tags {
@@ -474,6 +547,12 @@ func TestOperations(t *testing.T) {
 				if status == 422 {
 					want = "#/components/schemas/HTTPValidationError"
 				}
+				if status == 409 && strings.HasSuffix(tc.path, "/assign") {
+					// An ErrorResponse with assignedTo and assignedAt.
+					assert.Equal(t, "#/components/schemas/AssignmentConflictError", s.Ref)
+					require.NotEmpty(t, s.Value.AllOf)
+					s = s.Value.AllOf[0]
+				}
 				if s.Ref == "" && tc.path == "/readyz" {
 					require.NotEmpty(t, s.Value.AllOf)
 					s = s.Value.AllOf[0]
@@ -487,7 +566,7 @@ func TestOperations(t *testing.T) {
 				} else {
 					assert.NotNil(t, r.Content.Get("application/json"), "%d has a JSON body", status)
 				}
-				if status == 202 {
+				if status == 202 || status == 201 && strings.HasSuffix(tc.path, "/duplicate") {
 					require.Contains(t, r.Headers, "Location")
 					assert.True(t, r.Headers["Location"].Value.Required)
 					assert.True(t, r.Headers["Location"].Value.Schema.Value.Type.Is("string"))
@@ -566,6 +645,34 @@ func TestParameters(t *testing.T) {
 	assert.True(t, param(recompute, "POST", "dataset").Schema.Value.Type.Is("string"))
 	assert.Equal(t, "#/components/schemas/GroundTruthStatus", param(recompute, "POST", "status").Schema.Ref)
 
+	assigned := "/v1/assignments/{dataset}/{bucket}/{item_id}"
+	for _, route := range []struct{ path, method string }{
+		{assigned, "PUT"}, {assigned + "/assign", "POST"}, {assigned + "/duplicate", "POST"},
+	} {
+		o := loaded.Paths.Find(route.path).GetOperation(route.method)
+		require.NotNil(t, o, route.path)
+		var names []string
+		for _, p := range o.Parameters {
+			if p.Value.In == "path" {
+				names = append(names, p.Value.Name)
+				assert.True(t, p.Value.Required, "%s %s", route.path, p.Value.Name)
+				assert.True(t, p.Value.Schema.Value.Type.Is("string"), "%s %s", route.path, p.Value.Name)
+				assert.Empty(t, p.Value.Schema.Value.Format, "the server checks UUIDs itself (422)")
+			}
+		}
+		assert.Equal(t, []string{"dataset", "bucket", "item_id"}, names, route.path)
+	}
+	assert.False(t, param(assigned, "PUT", "If-Match").Required)
+
+	q := param("/v1/search", "GET", "q")
+	assert.False(t, q.Required, "a missing q is a 400, not a 422")
+	assert.True(t, q.Schema.Value.Type.Is("string"))
+	top := param("/v1/search", "GET", "top").Schema.Value
+	assert.True(t, top.Type.Is("integer"))
+	assert.Equal(t, float64(5), top.Default)
+	assert.Equal(t, float64(1), *top.Min)
+	assert.Equal(t, float64(50), *top.Max)
+
 	for path, name := range map[string]string{
 		"/v1/schemas/{name}":             "name",
 		"/v1/jobs/{id}":                  "id",
@@ -595,16 +702,24 @@ func asStrings(v any) []string {
 
 func TestRequestBodies(t *testing.T) {
 	loaded := load(t, openapi.Document("/v1", "dev"))
+	assigned := "/v1/assignments/{dataset}/{bucket}/{item_id}"
 	cases := []struct {
 		method, path, schema string // schema "" means no request body
+		optional             bool   // the body may be left out (§1.2)
 	}{
-		{"POST", "/v1/ground-truths", ""}, // an inline array, checked elsewhere
-		{"POST", "/v1/ground-truths/recompute-tags", ""},
-		{"POST", "/v1/tags", "AddTagsRequest"},
-		{"DELETE", "/v1/tags", "RemoveTagsRequest"},
-		{"POST", "/v1/tags/definitions", "TagDefinitionRequest"},
-		{"DELETE", "/v1/tags/definitions/{tag_key}", ""},
-		{"GET", "/v1/jobs/{id}", ""},
+		{"POST", "/v1/ground-truths", "", false}, // an inline array, checked elsewhere
+		{"POST", "/v1/ground-truths/recompute-tags", "", false},
+		{"POST", "/v1/tags", "AddTagsRequest", false},
+		{"DELETE", "/v1/tags", "RemoveTagsRequest", false},
+		{"POST", "/v1/tags/definitions", "TagDefinitionRequest", false},
+		{"DELETE", "/v1/tags/definitions/{tag_key}", "", false},
+		{"GET", "/v1/jobs/{id}", "", false},
+		{"POST", "/v1/assignments/self-serve", "SelfServeRequest", true},
+		{"GET", "/v1/assignments/my", "", false},
+		{"PUT", assigned, "AssignmentUpdateRequest", false},
+		{"POST", assigned + "/assign", "AssignItemRequest", true},
+		{"POST", assigned + "/duplicate", "", false},
+		{"GET", "/v1/search", "", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
@@ -619,7 +734,7 @@ func TestRequestBodies(t *testing.T) {
 				return
 			}
 			require.NotNil(t, o.RequestBody)
-			assert.True(t, o.RequestBody.Value.Required)
+			assert.Equal(t, !tc.optional, o.RequestBody.Value.Required)
 			mt := o.RequestBody.Value.Content.Get("application/json")
 			require.NotNil(t, mt)
 			assert.Equal(t, "#/components/schemas/"+tc.schema, mt.Schema.Ref)
@@ -627,17 +742,17 @@ func TestRequestBodies(t *testing.T) {
 	}
 }
 
-// TestTagAndJobSchemasAreClosed checks that every object in the recompute, job and tag
-// components rejects unknown keys, except the free-form job params.
-func TestTagAndJobSchemasAreClosed(t *testing.T) {
-	d := openapi.Document("/v1", "dev")
+// assertClosed checks that every object in the named components rejects unknown keys, except
+// the free-form ones at the property paths in free (such as "Job.params").
+func assertClosed(t *testing.T, d *openapi.Doc, names []string, free ...string) {
+	t.Helper()
 	// walk visits every subschema; at is the property path, for messages.
 	var walk func(at string, v any)
 	walk = func(at string, v any) {
 		switch v := v.(type) {
 		case map[string]any:
-			if at == "Job.params" {
-				assert.Equal(t, true, v["additionalProperties"], "Job.params is free-form")
+			if slices.Contains(free, at) {
+				assert.Equal(t, true, v["additionalProperties"], "%s is free-form", at)
 			} else if v["type"] == "object" || slices.Contains(asStrings(v["type"]), "object") {
 				assert.Equal(t, false, v["additionalProperties"], "%s is closed", at)
 			}
@@ -656,14 +771,22 @@ func TestTagAndJobSchemasAreClosed(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"RecomputeTagsResponse", "Job", "TagListResponse", "AddTagsRequest",
-		"RemoveTagsRequest", "TagSchemaResponse", "TagGroupDTO", "DependencyDTO", "GlossaryResponse",
-		"TagGroupGlossaryDTO", "TagDefinitionDTO", "TagDefinitionRequest", "TagDefinitionResponse"} {
+	for _, name := range names {
 		s, ok := d.Schema(name)
 		require.True(t, ok, name)
 		assert.Equal(t, "object", s["type"], name)
 		walk(name, s)
 	}
+}
+
+// TestTagAndJobSchemasAreClosed checks that every object in the recompute, job and tag
+// components rejects unknown keys, except the free-form job params.
+func TestTagAndJobSchemasAreClosed(t *testing.T) {
+	d := openapi.Document("/v1", "dev")
+	assertClosed(t, d, []string{"RecomputeTagsResponse", "Job", "TagListResponse", "AddTagsRequest",
+		"RemoveTagsRequest", "TagSchemaResponse", "TagGroupDTO", "DependencyDTO", "GlossaryResponse",
+		"TagGroupGlossaryDTO", "TagDefinitionDTO", "TagDefinitionRequest", "TagDefinitionResponse"},
+		"Job.params")
 
 	group, _ := d.Schema("TagGroupDTO")
 	assert.ElementsMatch(t, []any{"name", "values", "exclusive", "depends_on"}, group["required"])
@@ -696,4 +819,44 @@ func TestUpdateRequestShapes(t *testing.T) {
 		}, history["anyOf"], name)
 	}
 	assert.Equal(t, []any{"boolean", "null"}, assignee["approve"].(map[string]any)["type"])
+}
+
+// TestAssignmentAndSearchSchemas checks the shapes of §3.6 and §3.9: closed objects except the
+// search hit's raw_payload, every answer key required, and the 409 body built on ErrorResponse.
+func TestAssignmentAndSearchSchemas(t *testing.T) {
+	d := openapi.Document("/v1", "dev")
+	assertClosed(t, d, []string{"SelfServeRequest", "SelfServeResponse", "AssignItemRequest",
+		"SearchResponse", "SearchResult"}, "SearchResult.raw_payload")
+
+	required := func(name string) []any {
+		s, ok := d.Schema(name)
+		require.True(t, ok, name)
+		list, _ := s["required"].([]any)
+		return list
+	}
+	assert.ElementsMatch(t, []any{"assigned", "requested", "assignedCount", "newlyAssigned"}, required("SelfServeResponse"))
+	assert.ElementsMatch(t, []any{"id", "url", "title", "chunk", "raw_payload"}, required("SearchResult"))
+	assert.ElementsMatch(t, []any{"results"}, required("SearchResponse"))
+	assert.Empty(t, required("SelfServeRequest"), "the limit may be left out")
+	assert.Empty(t, required("AssignItemRequest"), "force may be left out")
+
+	serve, _ := d.Schema("SelfServeRequest")
+	limit := serve["properties"].(map[string]any)["limit"].(map[string]any)
+	assert.Equal(t, "integer", limit["type"])
+	assert.Equal(t, float64(0), limit["minimum"])
+	assign, _ := d.Schema("AssignItemRequest")
+	force := assign["properties"].(map[string]any)["force"].(map[string]any)
+	assert.Equal(t, "boolean", force["type"])
+	assert.Equal(t, false, force["default"])
+
+	conflict, ok := d.Schema("AssignmentConflictError")
+	require.True(t, ok)
+	allOf := conflict["allOf"].([]any)
+	require.Len(t, allOf, 2)
+	assert.Equal(t, map[string]any{"$ref": "#/components/schemas/ErrorResponse"}, allOf[0])
+	extra := allOf[1].(map[string]any)
+	assert.Nil(t, extra["required"], "assignedTo and assignedAt are optional")
+	props := extra["properties"].(map[string]any)
+	assert.Equal(t, "string", props["assignedTo"].(map[string]any)["type"])
+	assert.Equal(t, "date-time", props["assignedAt"].(map[string]any)["format"])
 }

@@ -22,6 +22,12 @@ func paths(prefix string) map[string]schema {
 		},
 		p("/jobs/{id}"): {"get": getJob()},
 
+		p("/assignments/self-serve"):                             {"post": selfServeAssignments()},
+		p("/assignments/my"):                                     {"get": listMyAssignments()},
+		p("/assignments/{dataset}/{bucket}/{item_id}"):           {"put": updateAssignedItem()},
+		p("/assignments/{dataset}/{bucket}/{item_id}/assign"):    {"post": assignItem()},
+		p("/assignments/{dataset}/{bucket}/{item_id}/duplicate"): {"post": duplicateAssignmentItem()},
+
 		p("/tags/schema"):                {"get": getTagSchema()},
 		p("/tags"):                       {"get": listTags(), "post": addTags(), "delete": removeTags()},
 		p("/tags/glossary"):              {"get": getTagGlossary()},
@@ -34,6 +40,8 @@ func paths(prefix string) map[string]schema {
 			"put": putCurationInstructions(),
 		},
 		p("/datasets/{datasetName}"): {"delete": deleteDataset()},
+
+		p("/search"): {"get": search()},
 	}
 }
 
@@ -41,6 +49,12 @@ func paths(prefix string) map[string]schema {
 
 func datasetNameParam() schema {
 	return pathParam("datasetName", "Dataset name, percent-decoded once; any character except `/`.")
+}
+
+// datasetParam is the dataset segment of the assignment routes, which the reference names
+// `dataset` rather than `datasetName`.
+func datasetParam() schema {
+	return pathParam("dataset", "Dataset name, percent-decoded once; any character except `/`.")
 }
 
 func bucketParam() schema {
@@ -242,7 +256,7 @@ func recomputeTags() op {
 		).
 		ok(200, "The run is over (`async=false`).", ref("RecomputeTagsResponse"), nil).
 		ok(202, "The job is queued (`async=true`); its `result` will have the 200 shape.",
-			ref("Job"), locationHeader()).
+			ref("Job"), locationHeader("The job's status URL, `{prefix}/jobs/<id>`.")).
 		common().withStore()
 }
 
@@ -255,6 +269,90 @@ func getJob() op {
 		fails(404, "`Job not found` (`NOT_FOUND`): unknown, expired after `GTC_JOB_RETENTION`, or "+
 			"lost in a restart.").
 		common()
+}
+
+// Assignments.
+
+func selfServeAssignments() op {
+	return operation("selfServeAssignments", "assignments", "Fill the caller's queue",
+		"Tops the caller's queue up to `limit` drafts. When the caller already holds that many, "+
+			"the answer is the first `limit` of them and nothing is written. Otherwise items are "+
+			"drawn at random from the pool (unassigned drafts, and skipped items held by someone "+
+			"else), following `GTC_SAMPLING_ALLOCATION` when it is set, and claimed one by one: "+
+			"assignedTo = caller, assignedAt = now, status `draft`. A claim that loses a race is "+
+			"skipped, and one more draw replaces the losses.").
+		optionalBody(ref("SelfServeRequest"), "The queue size; absent or empty means `GTC_SELF_SERVE_LIMIT`.").
+		ok(200, "The caller's queue.", ref("SelfServeResponse"), nil).
+		fails(422, standardErrors[422]+" Here also a `limit` that is not an integer or is negative.").
+		withBody().common().withStore()
+}
+
+func listMyAssignments() op {
+	return operation("listMyAssignments", "assignments", "The caller's queue",
+		"The drafts assigned to the caller, oldest assignment first, then by id. Skipped, approved "+
+			"and deleted items never appear.").
+		ok(200, "The items, as a bare array; [] when the queue is empty.",
+			arr(ref("AgenticGroundTruthEntry-Output")), nil).
+		common().withStore()
+}
+
+func updateAssignedItem() op {
+	return operation("updateAssignedItem", "assignments", "Assignee edit of one item",
+		"The curator edit of `PUT …/ground-truths/{datasetName}/{bucket}/{item_id}` plus `approve`, "+
+			"for the caller's own items and unassigned ones. A token is required, from If-Match or "+
+			"the body's `etag`. A final status of `approved` also sets reviewedAt and updatedBy and "+
+			"clears the assignment; `deleted` clears the assignment; `skipped` keeps it, and the item "+
+			"leaves the queue.").
+		params(datasetParam(), bucketParam(), itemIDParam(),
+			ifMatchParam("Concurrency token; wins over the body's `etag`. Quotes and `W/` are tolerated.")).
+		body(ref("AssignmentUpdateRequest"), "The keys to change.").
+		ok(200, "The item as stored now.", ref("AgenticGroundTruthEntry-Output"), etagHeader()).
+		fails(400, "`FIELD_NOT_ALLOWED`, then (after the ownership and token checks) `INVALID_FIELD`, "+
+			"`INVALID_STATUS`, `INVALID_TAG_FORMAT`, `TAG_RULE_VIOLATION`, `INVALID_APPROVAL` or "+
+			"`ITEM_TOO_LARGE`, in that check order.").
+		fails(403, "`ASSIGNMENT_OWNERSHIP`: the item is assigned to someone else; or the principal "+
+			"is refused by the allow-lists (`FORBIDDEN`).").
+		fails(404, "`Item not found` (`NOT_FOUND`).").
+		fails(412, "`ETag required` (`ETAG_REQUIRED`) or `ETag mismatch` (`ETAG_MISMATCH`).").
+		withBody().common().withStore()
+}
+
+func assignItem() op {
+	return operation("assignItem", "assignments", "Assign one item to the caller",
+		"Sets assignedTo = caller, assignedAt = now and status `draft`, also for an approved or "+
+			"skipped item and for one held by someone else that is not a draft; reviewedAt and "+
+			"updatedBy are unchanged. A deleted item is refused, so that assigning never restores it "+
+			"silently. A draft held by another curator is protected: without `force` the answer is "+
+			"409, and `force` needs the `admin` or `team-lead` role. A write that loses a race is "+
+			"evaluated again.").
+		params(datasetParam(), bucketParam(), itemIDParam()).
+		optionalBody(ref("AssignItemRequest"), "Absent or empty means `{\"force\": false}`.").
+		ok(200, "The item, now the caller's draft.", ref("AgenticGroundTruthEntry-Output"), etagHeader()).
+		fails(400, "`Item is deleted; restore it before assigning` (`BAD_REQUEST`).").
+		fails(403, "`ROLE_REQUIRED`: `force` without the `admin` or `team-lead` role; or the "+
+			"principal is refused by the allow-lists (`FORBIDDEN`).").
+		fails(404, "`Item not found` (`NOT_FOUND`).").
+		failsWith(409, "`ASSIGNMENT_CONFLICT`: the item is a draft held by another curator and "+
+			"`force` is not set; or the write lost its race three times (`CONCURRENT_MODIFICATION`).",
+			ref("AssignmentConflictError")).
+		withBody().common().withStore()
+}
+
+func duplicateAssignmentItem() op {
+	return operation("duplicateAssignmentItem", "assignments", "Make a rephrase copy of one item",
+		"Creates a draft in the same dataset and bucket with a generated id, copying the content "+
+			"fields of the original, assigned to and created by the caller, with the manual tag "+
+			"`rephrase:<original id>` (also added to the tag store). The original is not changed. "+
+			"A request body is ignored.").
+		params(datasetParam(), bucketParam(), itemIDParam()).
+		ok(201, "The new item.", ref("AgenticGroundTruthEntry-Output"), headers(etagHeader(),
+			locationHeader("The new item's URL, `{prefix}/ground-truths/<dataset>/<bucket>/<newId>`, "+
+				"each segment percent-encoded."))).
+		fails(400, "`TAG_RULE_VIOLATION` (only with bad data already stored) or `ITEM_TOO_LARGE`.").
+		fails(403, "`ASSIGNMENT_OWNERSHIP`: the original is assigned to someone else; or the "+
+			"principal is refused by the allow-lists (`FORBIDDEN`).").
+		fails(404, "`Item not found` (`NOT_FOUND`).").
+		common().withStore()
 }
 
 // Tags.
@@ -357,5 +455,25 @@ func deleteDataset() op {
 			"curationInstructionsDeleted": boolean(),
 		}, "status", "itemsDeleted", "curationInstructionsDeleted"), nil).
 		fails(409, "").
+		common().withStore()
+}
+
+// Search.
+
+func search() op {
+	return operation("search", "search", "Reference search",
+		"Searches the backend chosen by `GTC_SEARCH_BACKEND`: Azure AI Search, the stored "+
+			"references of items that are not deleted (case-insensitive substring of url, title, "+
+			"content or keyExcerpt; the first hit per url wins), or none (always no results).").
+		params(
+			queryParam("q", str(), "The search text. Missing or blank after trimming → 400 "+
+				"`q is required` (`INVALID_QUERY`)."),
+			queryParam("top", integer().def(5).min(1).max(50), "Maximum number of results."),
+		).
+		ok(200, "The hits.", ref("SearchResponse"), nil).
+		fails(400, "`q is required` (`INVALID_QUERY`).").
+		fails(422, standardErrors[422]+" Here also a `top` outside 1..50.").
+		fails(502, "The search service failed: `Search backend error: <short reason>` "+
+			"(`SEARCH_BACKEND_ERROR`).").
 		common().withStore()
 }

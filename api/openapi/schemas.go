@@ -62,6 +62,16 @@ func componentSchemas() map[string]schema {
 		"TagDefinitionRequest":  tagDefinitionRequest(),
 		"TagDefinitionResponse": tagDefinitionResponse(),
 
+		"SelfServeRequest":        selfServeRequest(),
+		"SelfServeResponse":       selfServeResponse(),
+		"AssignItemRequest":       assignItemRequest(),
+		"AssignmentConflictError": assignmentConflictError(),
+
+		"SearchResponse": obj(schema{
+			"results": arr(ref("SearchResult")).desc("At most `top` hits, best first."),
+		}, "results"),
+		"SearchResult": searchResult(),
+
 		"FrontendConfig":              frontendConfig(),
 		"DatasetCurationInstructions": curationInstructions(),
 		"CurationInstructionsUpdate":  curationInstructionsUpdate(),
@@ -199,7 +209,8 @@ func assignmentUpdateRequest() schema {
 	props := updateProps()
 	props["approve"] = nullable(boolean()).desc("`true` without `status` means `status: \"approved\"`; " +
 		"ignored when `status` is present.")
-	return obj(props).desc("Assignee edit of one item: the curator edit plus `approve`.")
+	return obj(props).desc("Assignee edit of one item: the curator edit plus `approve`. Any key not " +
+		"listed, `_etag` included, is rejected with 422.")
 }
 
 func historyEntry() schema {
@@ -480,6 +491,50 @@ func tagDefinitionResponse() schema {
 	return obj(props, sortedKeys(props)...).desc("A stored glossary definition. The keys are snake_case.")
 }
 
+func selfServeRequest() schema {
+	return obj(schema{
+		"limit": integer().min(0).desc("How many drafts the caller's queue should hold. Absent: " +
+			"`GTC_SELF_SERVE_LIMIT`. Values above `GTC_SELF_SERVE_MAX` (default 100) are clamped to it."),
+	}).desc("Self-serve body. The whole body is optional; an empty body is the same as `{}`.")
+}
+
+func selfServeResponse() schema {
+	count := func(text string) schema { return integer().min(0).desc(text) }
+	props := schema{
+		"assigned": arr(ref("AgenticGroundTruthEntry-Output")).desc("The caller's drafts that were " +
+			"already assigned (oldest assignment first), then the ones claimed now (in claim order); at " +
+			"most `requested`."),
+		"requested":     count("The limit used, after the default and the clamp."),
+		"assignedCount": count("The length of `assigned`."),
+		"newlyAssigned": count("How many items this call claimed."),
+	}
+	return obj(props, sortedKeys(props)...).desc("The caller's queue after a self-serve. Items that " +
+		"were already assigned are not written again, so their `_etag` is unchanged.")
+}
+
+func assignItemRequest() schema {
+	return obj(schema{
+		"force": boolean().def(false).desc("Take the item from another curator who holds it as a " +
+			"draft; needs the `admin` or `team-lead` role."),
+	}).desc("Assign body. The whole body is optional; an empty body is the same as `{}`.")
+}
+
+// searchResult is one hit of the reference search (§3.9). `raw_payload` is snake_case, as in the
+// reference.
+func searchResult() schema {
+	props := schema{
+		"id": str().desc("The search document key (`azure` backend), or `<itemId>:ref:<i>` " +
+			"(`references` backend)."),
+		"url":   str(),
+		"title": nullable(str()),
+		"chunk": nullable(str()).desc("The matching text. `references` backend: the reference's " +
+			"`content`, else its `keyExcerpt`, else null."),
+		"raw_payload": freeObject().desc("The original search hit (`azure` backend), or " +
+			"`{itemId, datasetName, reference}` (`references` backend)."),
+	}
+	return obj(props, sortedKeys(props)...).desc("One reference search hit.")
+}
+
 func frontendConfig() schema {
 	return obj(schema{
 		"requireReferenceVisit": boolean().desc("UI hint only."),
@@ -529,5 +584,24 @@ func errorResponse(validation bool) schema {
 			desc("The 422 body: an ErrorResponse whose `errors` names every problem.")
 	}
 	return obj(props, "detail", "status", "code").openEnded().
-		desc("The error body. Some statuses add keys: `assignedTo`/`assignedAt` on 409, `checks` on 503.")
+		desc("The error body. Some statuses add keys: `assignedTo`/`assignedAt` on 409 " +
+			"(AssignmentConflictError), `checks` on 503.")
+}
+
+// assignmentConflictError is the 409 body of an assign (§3.6.4). Like ErrorResponse it is open:
+// a closed branch of allOf would reject the keys the other branch lists.
+func assignmentConflictError() schema {
+	return schema{"allOf": []schema{
+		ref("ErrorResponse"),
+		{"properties": schema{
+			"status": integer().set("const", 409),
+			"code":   enum("ASSIGNMENT_CONFLICT", "CONCURRENT_MODIFICATION"),
+			"assignedTo": str().desc("`ASSIGNMENT_CONFLICT`: the user id of the curator who holds " +
+				"the item."),
+			"assignedAt": dateTime().desc("`ASSIGNMENT_CONFLICT`: when that assignment was made; " +
+				"left out when unknown."),
+		}},
+	}}.desc("The 409 of an assign: the item is a draft held by another curator " +
+		"(`ASSIGNMENT_CONFLICT`, with `assignedTo` and `assignedAt`), or the write lost its race three " +
+		"times (`CONCURRENT_MODIFICATION`).")
 }

@@ -38,6 +38,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	jobs := gtc.NewJobs(gtc.SystemClock{}, cfg.MaxConcurrentJobs, cfg.JobRetention.D())
+	search, backend, err := searchProvider(cfg, a.store)
+	if err != nil {
+		return fatal(err)
+	}
 	defer func() {
 		if err := a.Close(); err != nil {
 			log.Error("closing the store", "err", err)
@@ -46,7 +50,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}()
 
-	srv := api.New(api.Deps{Curator: a.curator, Jobs: jobs, Log: log}, serverOptions(cfg))
+	srv := api.New(api.Deps{Curator: a.curator, Jobs: jobs, Search: search, Log: log}, serverOptions(cfg))
 	ln, err := net.Listen("tcp", cfg.ListenAddr())
 	if err != nil {
 		return fatal(fmt.Errorf("listen on %s: %w", cfg.ListenAddr(), err))
@@ -59,7 +63,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	log.Info("gtc is serving", "url", displayURL(ln.Addr()), "api", displayURL(ln.Addr())+cfg.APIPrefix,
-		"store", a.store.Backend(), "database", cfg.SQLitePath(), "version", version)
+		"store", a.store.Backend(), "database", cfg.SQLitePath(), "search", backend, "version", version)
 
 	select {
 	case err := <-serveErr:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/config"
+	"github.com/gtc-dev/gtc/storage/azsearch"
 	"github.com/gtc-dev/gtc/storage/sqlite"
 	"github.com/gtc-dev/gtc/tagging"
 )
@@ -121,9 +122,47 @@ func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger, maintenan
 	pipeline := tagging.NewPipeline(reg, validators, log)
 	clock := gtc.SystemClock{}
 	vocab := tagging.NewVocabulary(reg, allow, groups, st.TagStore(), st.TagDefinitions(), clock, log)
+	alloc, _ := gtc.ParseAllocation(cfg.SamplingAllocation) // ignored entries were warned about above
 	cur := gtc.NewCurator(gtc.CuratorDeps{
 		Store: st, Tagger: pipeline, Vocabulary: vocab, Clock: clock, IDs: gtc.NewIDGenerator(rand.Reader), Log: log,
 		RecomputeBatch: cfg.RecomputeBatchSize,
+		SelfServe:      gtc.SelfServeOptions{DefaultLimit: cfg.SelfServeLimit, MaxLimit: cfg.SelfServeMax, Allocation: alloc},
+		Import:         gtc.ImportChecks{PII: bool(cfg.PiiDetectionEnabled), Duplicates: bool(cfg.DuplicateDetectionEnabled)},
 	})
 	return &app{cfg: cfg, log: log, store: st, tagger: pipeline, curator: cur}, nil
+}
+
+// searchProvider builds the reference search of GTC_SEARCH_BACKEND (api.md §3.9): auto is
+// Azure AI Search when its endpoint and index are set, else the built-in reference search.
+func searchProvider(cfg *config.Config, st gtc.Store) (gtc.SearchProvider, string, error) {
+	backend := cfg.SearchBackend
+	if backend == "auto" {
+		backend = "references"
+		if cfg.AzSearchEndpoint != "" && cfg.AzSearchIndex != "" {
+			backend = "azure"
+		}
+	}
+	switch backend {
+	case "none":
+		return gtc.NoSearch{}, backend, nil
+	case "azure":
+		opts := azsearch.Options{
+			Endpoint: cfg.AzSearchEndpoint, Index: cfg.AzSearchIndex, APIVersion: cfg.AzSearchAPIVersion, Key: cfg.AzSearchKey,
+			FieldURL: cfg.SearchFieldURL, FieldTitle: cfg.SearchFieldTitle, FieldChunk: cfg.SearchFieldChunk,
+		}
+		if opts.Key == "" {
+			cred, err := azsearch.NewDefaultCredential(cfg.AzureClientID)
+			if err != nil {
+				return nil, backend, fmt.Errorf("azure credential for the search service: %w", err)
+			}
+			opts.Credential = cred
+		}
+		c, err := azsearch.New(opts)
+		if err != nil {
+			return nil, backend, fmt.Errorf("search: %w", err)
+		}
+		return c, backend, nil
+	default:
+		return gtc.NewReferenceSearch(st.Items(), 200), backend, nil
+	}
 }

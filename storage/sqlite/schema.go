@@ -64,6 +64,9 @@ CREATE TABLE items (
 );
 CREATE INDEX items_status_dataset_id       ON items (status, dataset_name, id);
 CREATE INDEX items_assigned                ON items (assigned_to, status, sk_assigned);
+-- The self-serve pool (draft and unassigned, or skipped): covering, so sampling it never
+-- reads the rows.
+CREATE INDEX items_pool                    ON items (status, assigned_to, dataset_name);
 CREATE INDEX items_status_reviewed         ON items (status, sk_reviewed);
 CREATE INDEX items_dataset_status_reviewed ON items (dataset_name, status, sk_reviewed);
 CREATE INDEX items_sk_reviewed             ON items (sk_reviewed);

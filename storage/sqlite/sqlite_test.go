@@ -455,6 +455,17 @@ func TestExplainQueryPlans(t *testing.T) {
 		}
 	}
 
+	for name, e := range map[string]gtc.EligibleSpec{
+		"self-serve sample":             {User: "me@example.com"},
+		"self-serve sample, one prefix": {User: "me@example.com", DatasetPrefix: "be"},
+	} {
+		q := poolSQL(e, 10)
+		assertIndexed(t, s.rdb, name, q)
+		for _, line := range explain(t, s.rdb, q) {
+			assert.NotContains(t, line, "SCAN items", "%s: the pool is found by index ranges, not a scan: %v", name, explain(t, s.rdb, q))
+		}
+	}
+
 	for name, spec := range map[string]gtc.ScanSpec{
 		"export scan":             {Order: gtc.ByDatasetID, Statuses: []gtc.Status{gtc.StatusApproved}, DatasetNames: []string{"beta"}},
 		"export scan, one status": {Order: gtc.ByDatasetID, Statuses: []gtc.Status{gtc.StatusApproved}},

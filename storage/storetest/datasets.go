@@ -21,6 +21,8 @@ func (s *suite) aggregateTests() []namedTest {
 
 func (s *suite) assignmentTests() []namedTest {
 	return []namedTest{
+		{"Eligible", s.eligible},     // 28
+		{"ClaimRace", s.claimRace},   // 29
 		{"QueueQuery", s.queueQuery}, // 30
 	}
 }

@@ -3,9 +3,9 @@
 // gtc.Store interfaces, so the SQLite and Cosmos DB stores are proven to mean the same
 // thing. A backend supplies a Harness and calls Run from its own tests.
 //
-// Behaviours covered: 1–27, 30, 32–35 and 39 of §4. Not yet covered, because the contract
-// in the root package does not have them yet: 28 and 29 (Eligible and self-serve claims),
-// 31 (Cosmos assignment records), 36 (agent operations), 37 and 38 (maintenance: ScanRaw,
+// Behaviours covered: 1–30, 32–35 and 39 of §4. Not yet covered, because the contract
+// in the root package does not have them yet: 31 (Cosmos assignment records), 36 (agent
+// operations), 37 and 38 (maintenance: ScanRaw,
 // ReplaceRaw, MoveRaw, CountRaw, EnsureRegistered, WriteMigrationMarker, Status,
 // DuplicateIDs).
 package storetest
