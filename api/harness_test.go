@@ -38,6 +38,14 @@ type harness struct {
 	store  gtc.Store
 	clock  *gtc.FakeClock
 	router routers.Router
+	cur    *gtc.Curator
+}
+
+// serve starts srv behind httptest for a test.
+func serve(t *testing.T, srv *api.Server) *httptest.Server {
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return ts
 }
 
 var t0 = time.Date(2025, 1, 2, 10, 0, 0, 0, time.UTC)
@@ -83,7 +91,7 @@ func newHarnessWith(t *testing.T, curMod func(*gtc.CuratorDeps), mods ...func(*a
 	srv := api.New(api.Deps{Curator: cur, Jobs: jobs, Search: gtc.NewReferenceSearch(st.Items(), 200)}, opts)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	h := &harness{t: t, srv: ts, api: srv, store: st, clock: clock}
+	h := &harness{t: t, srv: ts, api: srv, store: st, clock: clock, cur: cur}
 	h.loadDocument()
 	return h
 }
