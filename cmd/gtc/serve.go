@@ -51,6 +51,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}()
 
 	srv := api.New(api.Deps{Curator: a.curator, Jobs: jobs, Search: search, Log: log}, serverOptions(cfg))
+	if err := srv.EnableStatic(api.StaticOptions{Dir: cfg.FrontendDir, Index: cfg.FrontendIndex, CacheSeconds: cfg.FrontendCacheSeconds}); err != nil {
+		return fatal(err)
+	}
 	ln, err := net.Listen("tcp", cfg.ListenAddr())
 	if err != nil {
 		return fatal(fmt.Errorf("listen on %s: %w", cfg.ListenAddr(), err))
