@@ -127,6 +127,23 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "%-44s %.0f writes/s (%d errors)\n", "PUT throughput", rate, errs)
 	fmt.Fprintf(out, "%-44s %.1f MiB (peak while measuring)\n", "server RSS", float64(srv.peakRSS.Load())/(1<<20))
 
+	lat, err = c.selfServePhase(200)
+	if err != nil {
+		return err
+	}
+	report(out, "POST /v1/assignments/self-serve limit 10", lat)
+	lat, err = c.myPhase(500)
+	if err != nil {
+		return err
+	}
+	report(out, "GET /v1/assignments/my, 50 items held", lat)
+	imp, err := c.importPhase(datasets[0], 10000)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%-44s %s (%d imported, %d PII warnings, %d duplicate warnings)\n", "POST /v1/ground-truths, 10,000 items",
+		imp.took.Round(time.Millisecond), imp.imported, imp.pii, imp.dups)
+
 	srv.peakRSS.Store(0)
 	n, dur, err := c.recomputeJob()
 	if err != nil {
@@ -135,6 +152,107 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "%-44s %d items in %s, %.0f items/s; server RSS peak %.1f MiB\n", "recompute-tags async job (no changes)",
 		n, dur.Round(time.Millisecond), float64(n)/dur.Seconds(), float64(srv.peakRSS.Load())/(1<<20))
 	return nil
+}
+
+// selfServePhase has n curators each fill a queue of 10.
+func (c *client) selfServePhase(n int) ([]time.Duration, error) {
+	lat := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		t := time.Now()
+		res, data, err := c.do(http.MethodPost, "/v1/assignments/self-serve", []byte(`{"limit":10}`),
+			map[string]string{"X-User-Id": fmt.Sprintf("bench-curator-%03d@example.com", i)})
+		lat = append(lat, time.Since(t))
+		if err != nil {
+			return nil, err
+		}
+		if res.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("self-serve: %d %s", res.StatusCode, data)
+		}
+	}
+	return lat, nil
+}
+
+// myPhase reads the queue of a curator holding 50 items.
+func (c *client) myPhase(n int) ([]time.Duration, error) {
+	who := map[string]string{"X-User-Id": "bench-holder@example.com"}
+	res, data, err := c.do(http.MethodPost, "/v1/assignments/self-serve", []byte(`{"limit":50}`), who)
+	if err != nil {
+		return nil, err
+	}
+	var ss struct {
+		AssignedCount int `json:"assignedCount"`
+	}
+	if err := json.Unmarshal(data, &ss); err != nil || res.StatusCode != http.StatusOK || ss.AssignedCount != 50 {
+		return nil, fmt.Errorf("self-serve 50: %d %s", res.StatusCode, data)
+	}
+	lat := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		t := time.Now()
+		res, data, err := c.do(http.MethodGet, "/v1/assignments/my", nil, who)
+		lat = append(lat, time.Since(t))
+		if err != nil {
+			return nil, err
+		}
+		if res.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("my: %d %s", res.StatusCode, data)
+		}
+	}
+	return lat, nil
+}
+
+type importFigures struct {
+	took                time.Duration
+	imported, pii, dups int
+}
+
+// importPhase posts n new items into one existing dataset in a single request: some carry
+// e-mail addresses or phone numbers, and some repeat a question, so both checks do work.
+func (c *client) importPhase(dataset string, n int) (importFigures, error) {
+	r := rand.New(rand.NewPCG(7, 8))
+	questions := []string{"How do I rotate the API keys without downtime?", "Which browsers are supported?",
+		"Where do I download the installer for the desktop client?", "Is customer data encrypted at rest?"}
+	run := time.Now().UnixNano() // new ids on every run, so a reused store imports them too
+	items := make([]map[string]any, n)
+	for i := range items {
+		q := fmt.Sprintf("%s (case %d)", questions[r.IntN(len(questions))], i)
+		if i%50 == 0 {
+			q = questions[r.IntN(len(questions))] // repeats a question approved items may share
+		}
+		comment := ""
+		switch i % 20 {
+		case 0:
+			comment = fmt.Sprintf("Customer wrote from user%d@example.com", i)
+		case 1:
+			comment = fmt.Sprintf("Call back at 555-%03d-%04d", r.IntN(1000), r.IntN(10000))
+		}
+		items[i] = map[string]any{
+			"id": fmt.Sprintf("bench-import-%x-%05d", run, i), "datasetName": dataset, "comment": comment,
+			"manualTags": []string{"source:synthetic", "topic:security"},
+			"history":    []map[string]string{{"role": "user", "msg": q}, {"role": "assistant", "msg": "Create a second key, roll it out, then revoke the first."}},
+			"plugins": map[string]any{"rag-compat": map[string]any{"kind": "rag-compat", "data": map[string]any{"references": []map[string]any{
+				{"url": fmt.Sprintf("https://docs.example.com/security/keys?i=%d", i), "title": "Keys"}}}}},
+			"metadata": map[string]any{"origin": "bench", "seq": i},
+		}
+	}
+	body, err := json.Marshal(items)
+	if err != nil {
+		return importFigures{}, err
+	}
+	start := time.Now()
+	res, data, err := c.do(http.MethodPost, "/v1/ground-truths", body, nil)
+	took := time.Since(start)
+	if err != nil {
+		return importFigures{}, err
+	}
+	var out struct {
+		Imported          int   `json:"imported"`
+		PIIWarnings       []any `json:"piiWarnings"`
+		DuplicateWarnings []any `json:"duplicateWarnings"`
+	}
+	if res.StatusCode != http.StatusOK || json.Unmarshal(data, &out) != nil {
+		return importFigures{}, fmt.Errorf("import: %d %.300s", res.StatusCode, data)
+	}
+	return importFigures{took: took, imported: out.Imported, pii: len(out.PIIWarnings), dups: len(out.DuplicateWarnings)}, nil
 }
 
 // recomputeJob starts an asynchronous recompute of every item and waits for it.
