@@ -249,7 +249,37 @@ func (c *Curator) Import(ctx context.Context, entries []*ImportEntry, opts Impor
 	}
 	res.Failed = len(failed)
 	res.ValidationSummary = ValidationSummary{Total: len(entries), Succeeded: res.Imported, Failed: res.Failed}
+	c.importWarnings(ctx, entries, res)
 	return res, nil
+}
+
+// importWarnings adds the informational checks of domain-and-tags.md §8 over every request
+// entry, failed ones included. They never change the import's outcome: a failure inside
+// them is logged and gives no warnings.
+func (c *Curator) importWarnings(ctx context.Context, entries []*ImportEntry, res *ImportResult) {
+	if c.importChecks.PII {
+		for _, e := range entries {
+			res.PIIWarnings = append(res.PIIWarnings, PIIWarnings(e.Item)...)
+		}
+	}
+	if c.importChecks.Duplicates {
+		items := make([]*Item, len(entries))
+		for i, e := range entries {
+			items[i] = e.Item
+		}
+		// Candidates are read after the writes, so approved items of this request can match.
+		res.DuplicateWarnings = DuplicateWarnings(items, func(dataset string) []*Item {
+			page, err := c.store.Items().Query(ctx, Query{
+				Filter: Filter{DatasetNames: []string{dataset}, Statuses: []Status{StatusApproved}},
+				Sort:   SortUpdatedAt, Desc: true, Limit: DuplicateCandidateLimit,
+			})
+			if err != nil {
+				c.log.WarnContext(ctx, "import: duplicate check skipped", "dataset", dataset, "err", err)
+				return nil
+			}
+			return page.Items
+		})
+	}
 }
 
 func (c *Curator) idExists(ctx context.Context, dataset, id string) bool {

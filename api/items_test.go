@@ -298,3 +298,36 @@ func keys(m map[string]any) []string {
 	sortStrings(out)
 	return out
 }
+
+func TestImportPIIAndDuplicateWarnings(t *testing.T) {
+	h := newHarness(t)
+	approved := basicItem("support", "gt-approved")
+	approved["status"] = "approved"
+	h.importItems(approved)
+
+	dup := basicItem("support", "")
+	dup["history"] = []any{map[string]any{"role": "user", "msg": "where do I download the  INSTALLER?"},
+		map[string]any{"role": "assistant", "msg": "Use the download page."}}
+	dup["comment"] = "Contact me at bob@example.com"
+	failing := basicItem("support", "gt-approved") // a duplicate id: fails, still scanned
+	failing["comment"] = "Call (555) 123-4567 now"
+	res := h.do(req{Method: http.MethodPost, Path: "/v1/ground-truths", Body: []any{dup, failing}})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	body := res.Object(t)
+	newID := body["uuids"].([]any)[0].(string)
+	assert.Equal(t, json.Number("1"), body["failed"])
+	assert.Equal(t, []any{
+		map[string]any{"item_id": newID, "field": "comment", "pattern_type": "email", "snippet": "Contact me at [b***@e***e.com]", "position": json.Number("14")},
+		map[string]any{"item_id": "gt-approved", "field": "comment", "pattern_type": "phone", "snippet": "Call [(5**) ***-****] now", "position": json.Number("5")},
+	}, body["piiWarnings"])
+	assert.Equal(t, []any{map[string]any{"itemId": newID, "duplicateId": "gt-approved", "duplicateQuestion": "Where do I download the installer?",
+		"duplicateStatus": "approved", "matchReason": "exact question and answer match"}}, body["duplicateWarnings"])
+	assert.Equal(t, json.Number("1"), body["imported"], "warnings never block an import")
+
+	off := newHarnessWith(t, func(d *gtc.CuratorDeps) { d.Import = gtc.ImportChecks{} })
+	off.importItems(approved)
+	res = off.do(req{Method: http.MethodPost, Path: "/v1/ground-truths", Body: []any{dup}})
+	body = res.Object(t)
+	assert.Equal(t, []any{}, body["piiWarnings"], "GTC_PII_DETECTION_ENABLED=false")
+	assert.Equal(t, []any{}, body["duplicateWarnings"], "GTC_DUPLICATE_DETECTION_ENABLED=false")
+}
