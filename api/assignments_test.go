@@ -231,9 +231,15 @@ func TestAssignmentPutOwnershipAndEffects(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, res.Status, "ownership comes before the ETag check")
 	res = put("alice@example.com", "", map[string]any{"comment": "x"})
 	assert.Equal(t, http.StatusPreconditionFailed, res.Status)
-	res = put("alice@example.com", etag, map[string]any{"status": "approved", "history": []any{map[string]any{"role": "user", "msg": "only"}}})
+	res = put("alice@example.com", etag, map[string]any{"status": "approved", "history": []any{map[string]any{"role": "user", "msg": "only"}},
+		"toolCalls": []any{map[string]any{"name": "search"}}, "expectedTools": map[string]any{"required": []any{"fetch"}}})
 	require.Equal(t, http.StatusBadRequest, res.Status)
-	assert.Equal(t, "INVALID_APPROVAL", res.Object(t)["code"])
+	assert.Equal(t, map[string]any{"code": "INVALID_APPROVAL", "status": json.Number("400"),
+		"detail": "Item cannot be approved: history must include at least one agent message; expectedTools.required references toolCalls that do not exist: fetch",
+		"errors": []any{
+			map[string]any{"field": "history", "message": "history must include at least one agent message"},
+			map[string]any{"field": "expectedTools.required", "message": "expectedTools.required references toolCalls that do not exist: fetch"},
+		}}, res.Object(t), "every failed rule is listed")
 	assert.Equal(t, before, h.snapshot(), "refused assignment PUTs change nothing")
 
 	// The frontend's full patch: extra keys come back unchanged.
