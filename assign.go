@@ -150,47 +150,33 @@ func (c *Curator) SelfServe(ctx context.Context, limit *int) (*SelfServeResult, 
 	res.Assigned = mine
 	user := CallerFrom(ctx).UserID
 	tried := map[Key]bool{}
-	// Each round draws a few more candidates than it needs, so claims lost to curators who
-	// self-serve at the same moment are made up from the same draw; a round that lost
-	// claims is followed by another, excluding every item tried so far. (The spec allows one
-	// extra round; under a burst of concurrent curators that left items unclaimed while
-	// queues stayed short, so a few more are allowed.)
+	// A round draws what is still needed and claims it; claims lost to curators who
+	// self-serve at the same moment are made up by another round, excluding every item
+	// tried so far. (The spec allows one extra round; under a burst of concurrent curators
+	// that left items unclaimed while queues stayed short, so a few more are allowed.)
 	for round := 0; round < selfServeRounds && len(res.Assigned) < n; round++ {
-		need := n - len(res.Assigned)
-		candidates, err := c.drawCandidates(ctx, user, need, tried)
+		candidates, err := c.drawCandidates(ctx, user, n-len(res.Assigned), tried)
 		if err != nil {
 			return nil, err
 		}
-		// Spares from the whole pool, claimed only when claims of the draw above fail.
-		exclude := make(map[Key]bool, len(tried)+len(candidates))
-		for k := range tried {
-			exclude[k] = true
-		}
-		for _, k := range candidates {
-			exclude[k] = true
-		}
-		spares, err := c.sample(ctx, EligibleSpec{User: user}, need/2+2, exclude)
-		if err != nil {
-			return nil, err
-		}
-		candidates = append(candidates, spares...)
 		if len(candidates) == 0 {
 			break
 		}
 		for _, k := range candidates {
-			if len(res.Assigned) >= n {
-				break
-			}
 			tried[k] = true
-			it, err := c.claim(ctx, k, user)
-			if err != nil {
-				if errors.Is(err, errNotClaimable) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrConcurrentModification) {
-					continue // someone else got it first
-				}
-				return nil, err
+		}
+		// Claims run concurrently, so the store commits them together; the answer keeps
+		// the draw's order.
+		for _, r := range c.claimAll(ctx, candidates, user) {
+			switch {
+			case r.err == nil:
+				res.Assigned = append(res.Assigned, r.item)
+				res.NewlyAssigned++
+			case errors.Is(r.err, errNotClaimable), errors.Is(r.err, ErrNotFound), errors.Is(r.err, ErrConcurrentModification):
+				// someone else got it first
+			default:
+				return nil, r.err
 			}
-			res.Assigned = append(res.Assigned, it)
-			res.NewlyAssigned++
 		}
 	}
 	return res, nil
@@ -199,7 +185,27 @@ func (c *Curator) SelfServe(ctx context.Context, limit *int) (*SelfServeResult, 
 var errNotClaimable = errors.New("item is no longer in the self-serve pool")
 
 // selfServeRounds bounds the draw-and-claim rounds of one self-serve call.
-const selfServeRounds = 4
+const selfServeRounds = 5
+
+type claimResult struct {
+	item *Item
+	err  error
+}
+
+// claimAll claims keys concurrently and returns the results in the order of keys.
+func (c *Curator) claimAll(ctx context.Context, keys []Key, user string) []claimResult {
+	out := make([]claimResult, len(keys))
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i].item, out[i].err = c.claim(ctx, k, user)
+		}()
+	}
+	wg.Wait()
+	return out
+}
 
 // claim assigns the item to user if it is still eligible (or already theirs).
 func (c *Curator) claim(ctx context.Context, k Key, user string) (*Item, error) {

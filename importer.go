@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
+	"sync"
 )
 
 // Import per-item codes and warning codes (api.md §3.4.2).
@@ -106,6 +108,7 @@ func (c *Curator) Import(ctx context.Context, entries []*ImportEntry, opts Impor
 	}
 	inRequest := map[Key]bool{} // (dataset, id) of earlier elements; Bucket unused
 	failed := map[int]bool{}
+	var pending []pendingCreate
 	// The known-tag set is read at most once, and only when an item needs it.
 	var known map[string]bool
 	knownTags := func() (map[string]bool, error) {
@@ -211,42 +214,54 @@ func (c *Curator) Import(ctx context.Context, entries []*ImportEntry, opts Impor
 		if _, err := c.tagger.Prepare(it, it.ManualTags, false); err != nil {
 			return nil, err
 		}
-		// 6. Create-only.
+		// 6. Create-only: a (dataset, id) earlier in this request is a duplicate too.
 		k := Key{DatasetName: it.DatasetName, ID: it.ID}
 		if inRequest[k] {
 			fail(i, id, "id", CodeDuplicateID, fmt.Sprintf("Item with id '%s' already exists", id))
 			continue
 		}
 		inRequest[k] = true
-		if _, err := c.store.Items().Create(ctx, it); err != nil {
-			switch {
-			case errors.Is(err, ErrConflict):
-				fail(i, id, "id", CodeDuplicateID, fmt.Sprintf("Item with id '%s' already exists", id))
-			case errors.Is(err, ErrTooLarge):
-				fail(i, id, "", CodeItemTooLarge, MsgItemTooLarge)
-			case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-				return nil, err
-			default:
-				c.log.ErrorContext(ctx, "import: create failed", "item", id, "dataset", it.DatasetName, "err", err)
-				msg := "The store refused the item"
-				if errors.Is(err, ErrUnavailable) {
-					msg = "The store is not reachable"
-				}
-				fail(i, id, "", CodeCreateFailed, msg)
+		pending = append(pending, pendingCreate{index: i, item: it, unknown: unknown})
+	}
+	// The creates run concurrently, so the store commits many in one transaction; each one
+	// still stands or falls alone.
+	errs := c.createAll(ctx, pending)
+	register := map[string]bool{}
+	for n, p := range pending {
+		id := p.item.ID
+		switch err := errs[n]; {
+		case err == nil:
+			res.Imported++
+			for _, t := range p.unknown {
+				register[t] = true
 			}
-			continue
-		}
-		res.Imported++
-		// 7. Register the item's unknown manual tags in the tag store.
-		if len(unknown) > 0 {
-			if _, err := c.vocab.AddTags(ctx, unknown); err != nil {
-				return nil, err
+		case errors.Is(err, ErrConflict):
+			fail(p.index, id, "id", CodeDuplicateID, fmt.Sprintf("Item with id '%s' already exists", id))
+		case errors.Is(err, ErrTooLarge):
+			fail(p.index, id, "", CodeItemTooLarge, MsgItemTooLarge)
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			return nil, err
+		default:
+			c.log.ErrorContext(ctx, "import: create failed", "item", id, "dataset", p.item.DatasetName, "err", err)
+			msg := "The store refused the item"
+			if errors.Is(err, ErrUnavailable) {
+				msg = "The store is not reachable"
 			}
-			for _, t := range unknown {
-				known[t] = true
-			}
+			fail(p.index, id, "", CodeCreateFailed, msg)
 		}
 	}
+	// 7. Register the unknown manual tags of the created items in the tag store.
+	if len(register) > 0 {
+		tags := make([]string, 0, len(register))
+		for t := range register {
+			tags = append(tags, t)
+		}
+		sort.Strings(tags)
+		if _, err := c.vocab.AddTags(ctx, tags); err != nil {
+			return nil, err
+		}
+	}
+	sort.SliceStable(res.Errors, func(a, b int) bool { return res.Errors[a].Index < res.Errors[b].Index })
 	res.Failed = len(failed)
 	res.ValidationSummary = ValidationSummary{Total: len(entries), Succeeded: res.Imported, Failed: res.Failed}
 	c.importWarnings(ctx, entries, res)
@@ -280,6 +295,38 @@ func (c *Curator) importWarnings(ctx context.Context, entries []*ImportEntry, re
 			return page.Items
 		})
 	}
+}
+
+// pendingCreate is an import element that passed steps 1–5.
+type pendingCreate struct {
+	index   int
+	item    *Item
+	unknown []string // manual tags to register when created
+}
+
+// importWorkers create the items of one import concurrently.
+const importWorkers = 16
+
+// createAll creates the items and returns each one's error, in order.
+func (c *Curator) createAll(ctx context.Context, pending []pendingCreate) []error {
+	errs := make([]error, len(pending))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(importWorkers, len(pending)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range next {
+				_, errs[n] = c.store.Items().Create(ctx, pending[n].item)
+			}
+		}()
+	}
+	for n := range pending {
+		next <- n
+	}
+	close(next)
+	wg.Wait()
+	return errs
 }
 
 func (c *Curator) idExists(ctx context.Context, dataset, id string) bool {

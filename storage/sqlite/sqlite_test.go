@@ -459,6 +459,8 @@ func TestExplainQueryPlans(t *testing.T) {
 		"self-serve sample":             {User: "me@example.com"},
 		"self-serve sample, one prefix": {User: "me@example.com", DatasetPrefix: "be"},
 	} {
+		probe := probeSQL(poolConds(e), []any{int64(1), int64(2), int64(3)})
+		assert.Equal(t, []string{"SEARCH items USING INTEGER PRIMARY KEY (rowid=?)"}, explain(t, s.rdb, probe), "%s: probes are primary-key lookups", name)
 		q := poolSQL(e, 10)
 		assertIndexed(t, s.rdb, name, q)
 		for _, line := range explain(t, s.rdb, q) {
