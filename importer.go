@@ -305,7 +305,7 @@ type pendingCreate struct {
 }
 
 // importWorkers create the items of one import concurrently.
-const importWorkers = 16
+const importWorkers = 64
 
 // createAll creates the items and returns each one's error, in order.
 func (c *Curator) createAll(ctx context.Context, pending []pendingCreate) []error {

@@ -156,17 +156,18 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 // selfServePhase has n curators each fill a queue of 10.
 func (c *client) selfServePhase(n int) ([]time.Duration, error) {
+	run := time.Now().UnixNano() // new curators on every run, so each call claims 10 items
 	lat := make([]time.Duration, 0, n)
 	for i := 0; i < n; i++ {
 		t := time.Now()
 		res, data, err := c.do(http.MethodPost, "/v1/assignments/self-serve", []byte(`{"limit":10}`),
-			map[string]string{"X-User-Id": fmt.Sprintf("bench-curator-%03d@example.com", i)})
+			map[string]string{"X-User-Id": fmt.Sprintf("bench-curator-%x-%03d@example.com", run, i)})
 		lat = append(lat, time.Since(t))
 		if err != nil {
 			return nil, err
 		}
-		if res.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("self-serve: %d %s", res.StatusCode, data)
+		if res.StatusCode != http.StatusOK || !bytes.Contains(data, []byte(`"newlyAssigned":10`)) {
+			return nil, fmt.Errorf("self-serve did not claim 10 items: %d %.200s", res.StatusCode, data)
 		}
 	}
 	return lat, nil
@@ -174,7 +175,7 @@ func (c *client) selfServePhase(n int) ([]time.Duration, error) {
 
 // myPhase reads the queue of a curator holding 50 items.
 func (c *client) myPhase(n int) ([]time.Duration, error) {
-	who := map[string]string{"X-User-Id": "bench-holder@example.com"}
+	who := map[string]string{"X-User-Id": fmt.Sprintf("bench-holder-%x@example.com", time.Now().UnixNano())}
 	res, data, err := c.do(http.MethodPost, "/v1/assignments/self-serve", []byte(`{"limit":50}`), who)
 	if err != nil {
 		return nil, err
