@@ -37,6 +37,12 @@ const (
 	CodeInternal               = "INTERNAL"
 	CodeStoreUnavailable       = "STORE_UNAVAILABLE"
 	CodeNotReady               = "NOT_READY"
+	CodeUnknownFormat          = "UNKNOWN_FORMAT"
+	CodeUnknownProcessor       = "UNKNOWN_PROCESSOR"
+	CodeDuplicateProcessor     = "DUPLICATE_PROCESSOR"
+	CodeExportRecordInvalid    = "EXPORT_RECORD_INVALID"
+	CodeStorageError           = "STORAGE_ERROR"
+	CodeExportBusy             = "EXPORT_BUSY"
 )
 
 // Messages that clients and tests match exactly.

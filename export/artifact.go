@@ -1,0 +1,477 @@
+package export
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gtc-dev/gtc"
+)
+
+// SnapshotsPrefix is the storage prefix under which every snapshot directory lives.
+const SnapshotsPrefix = "exports/snapshots/"
+
+const (
+	reservedName = ".reserved"
+	manifestName = "manifest.json"
+	maxIDTries   = 1000
+)
+
+// SnapshotDir is the storage key of a snapshot's directory (without the trailing "/").
+func SnapshotDir(id string) string { return SnapshotsPrefix + id }
+
+// ArtifactResult is what an artifact export reports (api.md §3.10.3).
+type ArtifactResult struct {
+	Result
+	SnapshotDir  string // storage key of the directory
+	ManifestPath string // storage key of the manifest
+}
+
+// errStorageWrite is the answer when export storage fails part-way; the cause is logged.
+var errStorageWrite = &gtc.Error{Code: gtc.CodeStorageError, Message: "Export storage write failed"}
+
+// errStorageUnreachable is the answer when export storage cannot be reached before
+// anything was written.
+var errStorageUnreachable = &gtc.Error{Code: gtc.CodeStoreUnavailable, Message: "Export storage is not reachable; retry later"}
+
+// storageError keeps the cause of a storage failure for the log while the API sees only
+// the public error.
+type storageError struct {
+	public *gtc.Error
+	cause  error
+}
+
+func (e *storageError) Error() string { return e.public.Message + ": " + e.cause.Error() }
+func (e *storageError) Unwrap() []error {
+	return []error{e.public, e.cause}
+}
+
+// ItemFileName is the file name of one record of a json_snapshot_payload artifact:
+// ground-truth-<encodedId>.json, where every byte of the id outside [A-Za-z0-9._-] is
+// written %XX (upper-case hex). An encoded id over 200 bytes is cut to 180 (never inside
+// a triplet) and gets "~" and the first 16 hex digits of the id's SHA-256.
+func ItemFileName(id string) string {
+	const hexUpper = "0123456789ABCDEF"
+	enc := make([]byte, 0, len(id))
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' {
+			enc = append(enc, c)
+			continue
+		}
+		enc = append(enc, '%', hexUpper[c>>4], hexUpper[c&0xF])
+	}
+	if len(enc) > 200 {
+		cut := 180
+		switch {
+		case enc[cut-1] == '%':
+			cut--
+		case enc[cut-2] == '%':
+			cut -= 2
+		}
+		sum := sha256.Sum256([]byte(id))
+		enc = append(enc[:cut], '~')
+		enc = append(enc, hex.EncodeToString(sum[:8])...)
+	}
+	return "ground-truth-" + string(enc) + ".json"
+}
+
+// FileEntry is one data file of a manifest.
+type FileEntry struct {
+	Name        string `json:"name"`
+	Bytes       int64  `json:"bytes"`
+	SHA256      string `json:"sha256"`
+	ContentType string `json:"contentType"`
+	Items       int    `json:"items"`
+}
+
+// Artifact writes a snapshot to export storage: it reserves a snapshot id, writes the data
+// files, then the manifest. A snapshot is complete exactly when its manifest exists; on a
+// failure the data files written so far are deleted and the reservation stays, so the id
+// is never handed out again.
+func (x *Exporter) Artifact(ctx context.Context, plan *Plan) (ar ArtifactResult, err error) {
+	ar.Result = x.begin(plan)
+	t0 := time.Now()
+	defer func() { x.logDone(plan, ar.Result, err, t0) }()
+	if x.artifacts == nil {
+		return ar, errors.New("export: no artifact storage configured")
+	}
+	id, err := x.reserve(ctx, ar.SnapshotAt)
+	if err != nil {
+		return ar, err
+	}
+	ar.SnapshotID = id
+	ar.SnapshotDir = SnapshotDir(id)
+	ar.ManifestPath = ar.SnapshotDir + "/" + manifestName
+
+	files := newManifestFiles(x.tmp)
+	defer files.close()
+	datasets := map[string]struct{}{}
+	count, bytesOut, err := x.writeData(ctx, plan, ar.Result, ar.SnapshotDir, files, datasets)
+	ar.Count, ar.Bytes = count, bytesOut
+	if err == nil {
+		err = x.writeManifest(ctx, plan, ar, files, datasets)
+	}
+	if err != nil {
+		x.cleanup(ar.SnapshotDir)
+		var re *RecordError
+		var ge *gtc.Error
+		if errors.As(err, &re) || errors.As(err, &ge) || ctx.Err() != nil {
+			return ar, err
+		}
+		return ar, &storageError{public: errStorageWrite, cause: err}
+	}
+	x.snapshots.markComplete(id)
+	return ar, nil
+}
+
+// reserve takes the first free snapshot id of snapshotAt, snapshotAt-2, snapshotAt-3, …
+// by creating its reservation object create-only.
+func (x *Exporter) reserve(ctx context.Context, at string) (string, error) {
+	for n := 1; n <= maxIDTries; n++ {
+		id := at
+		if n > 1 {
+			id = at + "-" + strconv.Itoa(n)
+		}
+		_, err := x.artifacts.Put(ctx, SnapshotDir(id)+"/"+reservedName, bytes.NewReader(nil), gtc.PutOptions{ContentType: gtc.ContentTypeOctet, IfNotExists: true})
+		switch {
+		case err == nil:
+			return id, nil
+		case errors.Is(err, gtc.ErrArtifactExists):
+			continue
+		case ctx.Err() != nil:
+			return "", ctx.Err()
+		case errors.Is(err, gtc.ErrStorageUnavailable):
+			return "", &storageError{public: errStorageUnreachable, cause: err}
+		default:
+			return "", &storageError{public: errStorageWrite, cause: err}
+		}
+	}
+	return "", &storageError{public: errStorageWrite, cause: fmt.Errorf("no free snapshot id for %s after %d attempts", at, maxIDTries)}
+}
+
+// writeData writes the data files: one per record for json_snapshot_payload, otherwise the
+// formatter's single file.
+func (x *Exporter) writeData(ctx context.Context, plan *Plan, res Result, dir string, files *manifestFiles, datasets map[string]struct{}) (int, int64, error) {
+	note := func(ds string) {
+		if isNotBlank(ds) {
+			datasets[ds] = struct{}{}
+		}
+	}
+	if plan.Formatter.Name() == (SnapshotPayload{}).Name() {
+		return x.writeItemFiles(ctx, plan, dir, files, note)
+	}
+
+	name := plan.Formatter.FileStem() + "." + plan.Formatter.Extension()
+	key := dir + "/" + name
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pr, pw := io.Pipe()
+	type putResult struct {
+		info gtc.ArtifactInfo
+		err  error
+	}
+	done := make(chan putResult, 1)
+	go func() {
+		info, err := x.artifacts.Put(ctx, key, pr, gtc.PutOptions{ContentType: gtc.ContentTypeFor(key)})
+		pr.CloseWithError(errOr(err, io.ErrClosedPipe))
+		done <- putResult{info, err}
+	}()
+	h := sha256.New()
+	cw := &countingWriter{w: io.MultiWriter(pw, h)}
+	bw := bufio.NewWriterSize(cw, 64<<10)
+	enc, err := plan.Formatter.NewEncoder(bw, x.header(plan, res))
+	if err == nil {
+		_, err = x.run(ctx, plan, encoderSink(enc, note), nil)
+	}
+	if err == nil {
+		err = enc.Close()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		pw.CloseWithError(err)
+		cancel()
+		r := <-done
+		return enc.Count(), cw.n, errOr(err, r.err)
+	}
+	pw.Close()
+	r := <-done
+	if r.err != nil {
+		return enc.Count(), cw.n, r.err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	if err := checkPut(r.info, cw.n, sum); err != nil {
+		return enc.Count(), cw.n, err
+	}
+	files.add(FileEntry{Name: name, Bytes: cw.n, SHA256: sum, ContentType: gtc.ContentTypeFor(key), Items: enc.Count()})
+	return enc.Count(), cw.n, nil
+}
+
+func errOr(err, other error) error {
+	if err != nil {
+		return err
+	}
+	return other
+}
+
+// checkPut compares what storage reports with what the writer hashed.
+func checkPut(info gtc.ArtifactInfo, size int64, sum string) error {
+	if info.Size != size || (info.SHA256 != "" && info.SHA256 != sum) {
+		return fmt.Errorf("export: storage stored %d bytes (sha256 %s) of %d (sha256 %s) for %s", info.Size, info.SHA256, size, sum, info.Key)
+	}
+	return nil
+}
+
+// writeItemFiles writes one pretty-printed file per record on a pool of WriteConcurrency
+// workers fed in record order through a queue of twice that size.
+func (x *Exporter) writeItemFiles(ctx context.Context, plan *Plan, dir string, files *manifestFiles, note func(string)) (int, int64, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	queue := make(chan itemFile, 2*x.writers)
+	var (
+		mu       sync.Mutex
+		total    int64
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+			cancel(err)
+		}
+		mu.Unlock()
+	}
+	for range x.writers {
+		wg.Go(func() {
+			var scratch bytes.Buffer
+			var buf []byte
+			for f := range queue {
+				if ctx.Err() != nil {
+					continue
+				}
+				var err error
+				buf, err = f.render(buf[:0], &scratch)
+				if err != nil {
+					fail(err)
+					continue
+				}
+				name := ItemFileName(f.id)
+				key := dir + "/" + name
+				info, err := x.artifacts.Put(ctx, key, bytes.NewReader(buf), gtc.PutOptions{ContentType: gtc.ContentTypeJSON, IfNotExists: true})
+				if errors.Is(err, gtc.ErrArtifactExists) {
+					err = &RecordError{Processor: "export", RecordID: f.id, Message: "another record of this export has the same id (file " + name + ")"}
+				}
+				if err != nil {
+					fail(err)
+					continue
+				}
+				sum := sha256.Sum256(buf)
+				hexSum := hex.EncodeToString(sum[:])
+				if err := checkPut(info, int64(len(buf)), hexSum); err != nil {
+					fail(err)
+					continue
+				}
+				mu.Lock()
+				total += int64(len(buf))
+				files.add(FileEntry{Name: name, Bytes: int64(len(buf)), SHA256: hexSum, ContentType: gtc.ContentTypeJSON, Items: 1})
+				mu.Unlock()
+			}
+		})
+	}
+	count := 0
+	send := func(f itemFile) error {
+		select {
+		case queue <- f:
+			count++
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	_, runErr := x.run(ctx, plan, sink{
+		rec: func(r Record) error {
+			note(r.DatasetName())
+			return send(itemFile{id: r.ID(), rec: r})
+		},
+		raw: func(r *rawRecord) error {
+			note(r.str("datasetName"))
+			return send(itemFile{id: r.str("id"), raw: r})
+		},
+	}, nil)
+	close(queue)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if firstErr != nil {
+		return count, total, firstErr
+	}
+	if runErr != nil {
+		return count, total, runErr
+	}
+	if err := files.err; err != nil {
+		return count, total, err
+	}
+	return count, total, nil
+}
+
+// itemFile is one record on its way to its own file.
+type itemFile struct {
+	id  string
+	rec Record
+	raw *rawRecord
+}
+
+// render writes the record pretty-printed: two-space indent, sorted keys, a final newline.
+func (f itemFile) render(dst []byte, scratch *bytes.Buffer) ([]byte, error) {
+	if f.raw == nil {
+		return AppendIndented(dst, f.rec, scratch)
+	}
+	scratch.Reset()
+	compact := f.raw.appendTo(scratch.AvailableBuffer())
+	var out bytes.Buffer
+	if err := jsonIndent(&out, compact, ""); err != nil {
+		return dst, err
+	}
+	dst = append(dst, out.Bytes()...)
+	return append(dst, '\n'), nil
+}
+
+// writeManifest writes manifest.json last, pretty-printed with its keys in the documented
+// order and files, sorted by name, as the last key.
+func (x *Exporter) writeManifest(ctx context.Context, plan *Plan, ar ArtifactResult, files *manifestFiles, datasets map[string]struct{}) error {
+	names := make([]string, 0, len(datasets))
+	for n := range datasets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	head := []struct {
+		key string
+		val any
+	}{
+		{"schemaVersion", SchemaVersion},
+		{"snapshotId", ar.SnapshotID},
+		{"snapshotAt", ar.SnapshotAt},
+		{"createdAt", gtc.FormatAPITime(ar.StartedAt)},
+		{"createdBy", plan.Actor},
+		{"format", plan.Formatter.Name()},
+		{"processors", plan.ProcessorNames()},
+		{"filters", plan.FiltersEcho},
+		{"datasetNames", names},
+		{"count", ar.Count},
+	}
+	pr, pw := io.Pipe()
+	produced := make(chan struct{})
+	go func() {
+		defer close(produced)
+		bw := bufio.NewWriterSize(pw, 64<<10)
+		err := func() error {
+			bw.WriteString("{\n")
+			for _, h := range head {
+				if err := writeIndentedMember(bw, "  ", h.key, h.val); err != nil {
+					return err
+				}
+				bw.WriteString(",\n")
+			}
+			bw.WriteString(`  "files": [`)
+			n := 0
+			err := files.each(func(line []byte) error {
+				if n > 0 {
+					bw.WriteByte(',')
+				}
+				n++
+				bw.WriteString("\n    ")
+				var out bytes.Buffer
+				if err := jsonIndent(&out, line, "    "); err != nil {
+					return err
+				}
+				_, err := bw.Write(out.Bytes())
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				bw.WriteString("\n  ")
+			}
+			bw.WriteString("]\n}\n")
+			return bw.Flush()
+		}()
+		pw.CloseWithError(err)
+	}()
+	_, err := x.artifacts.Put(ctx, ar.ManifestPath, pr, gtc.PutOptions{ContentType: gtc.ContentTypeJSON})
+	pr.CloseWithError(errOr(err, io.ErrClosedPipe))
+	<-produced // the writer stops at its next write; it must not outlive the entries it reads
+	return err
+}
+
+// writeIndentedMember writes `<indent>"key": value` with value indented one level deeper.
+func writeIndentedMember(w *bufio.Writer, indent, key string, v any) error {
+	w.WriteString(indent)
+	w.Write(appendString(nil, key))
+	w.WriteString(": ")
+	compact, err := AppendJSON(nil, v)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	if err := jsonIndent(&out, compact, indent); err != nil {
+		return err
+	}
+	_, err = w.Write(out.Bytes())
+	return err
+}
+
+// cleanup deletes the data files of a failed snapshot, keeping the reservation so its id
+// is never reused. It is best effort: leftovers have no manifest, are never listed and are
+// removed by gtc export prune --incomplete.
+func (x *Exporter) cleanup(dir string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	keys := make(chan string, 64)
+	var wg sync.WaitGroup
+	var failed, deleted int
+	var mu sync.Mutex
+	for range 8 {
+		wg.Go(func() {
+			for k := range keys {
+				err := x.artifacts.Delete(ctx, k)
+				mu.Lock()
+				if err != nil && !errors.Is(err, gtc.ErrArtifactNotFound) {
+					failed++
+				} else {
+					deleted++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	var listErr error
+	for e, err := range x.artifacts.List(ctx, dir+"/", gtc.ListOptions{}) {
+		if err != nil {
+			listErr = err
+			break
+		}
+		if e.Key != dir+"/"+reservedName {
+			keys <- e.Key
+		}
+	}
+	close(keys)
+	wg.Wait()
+	if listErr != nil || failed > 0 {
+		x.log.Warn("export: cleanup of a failed snapshot was incomplete", "dir", dir, "deleted", deleted, "failed", failed, "err", listErr)
+		return
+	}
+	x.log.Info("export: removed the files of a failed snapshot", "dir", dir, "deleted", deleted)
+}

@@ -1,0 +1,501 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/storage/localfs"
+)
+
+// spyStore records the keys an artifact store is asked for and can fail Puts.
+type spyStore struct {
+	gtc.ArtifactStore
+	mu       sync.Mutex
+	calls    []string
+	failPuts func(key string) error
+}
+
+func (s *spyStore) record(op, key string) {
+	s.mu.Lock()
+	s.calls = append(s.calls, op+" "+key)
+	s.mu.Unlock()
+}
+
+func (s *spyStore) Put(ctx context.Context, key string, body io.Reader, o gtc.PutOptions) (gtc.ArtifactInfo, error) {
+	s.record("put", key)
+	if s.failPuts != nil {
+		if err := s.failPuts(key); err != nil {
+			return gtc.ArtifactInfo{}, err
+		}
+	}
+	return s.ArtifactStore.Put(ctx, key, body, o)
+}
+
+func (s *spyStore) Open(ctx context.Context, key string) (*gtc.ArtifactObject, error) {
+	s.record("open", key)
+	return s.ArtifactStore.Open(ctx, key)
+}
+
+func (s *spyStore) Stat(ctx context.Context, key string) (gtc.ArtifactInfo, error) {
+	s.record("stat", key)
+	return s.ArtifactStore.Stat(ctx, key)
+}
+
+func (s *spyStore) List(ctx context.Context, prefix string, o gtc.ListOptions) iter.Seq2[gtc.ArtifactEntry, error] {
+	s.record("list", prefix)
+	return s.ArtifactStore.List(ctx, prefix, o)
+}
+
+func (s *spyStore) reset() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.calls
+	s.calls = nil
+	return c
+}
+
+type harness struct {
+	st    gtc.Store
+	local *localfs.Store
+	spy   *spyStore
+	root  string
+	clock *gtc.FakeClock
+	x     *Exporter
+}
+
+func newHarness(t *testing.T, items int, chain ...string) *harness {
+	t.Helper()
+	h := &harness{st: newSQLite(t), root: t.TempDir(), clock: gtc.NewFakeClock(time.Date(2026, 1, 16, 0, 0, 0, 0, time.UTC))}
+	fill(t, h.st, []string{"dataset_b", "dataset_a"}, items)
+	var err error
+	h.local, err = localfs.Open(h.root)
+	require.NoError(t, err)
+	t.Cleanup(func() { h.local.Close() })
+	h.spy = &spyStore{ArtifactStore: h.local}
+	pr, fr := Builtins([]string{"_etag"})
+	h.x, err = New(Config{Items: h.st.Items(), Artifacts: h.spy, Clock: h.clock, Processors: pr, Formatters: fr,
+		DefaultChain: chain, PageSize: 7, WriteConcurrency: 3, TempDir: filepath.Join(h.root, "tmp")})
+	require.NoError(t, err)
+	return h
+}
+
+func (h *harness) plan(t *testing.T, format string, processors ...string) *Plan {
+	t.Helper()
+	req := &gtc.ExportRequest{Format: &format, Mode: gtc.DeliveryArtifact}
+	if processors != nil {
+		req.Processors = &processors
+	}
+	p, err := h.x.Resolve(req, "alice@example.com")
+	require.NoError(t, err)
+	return p
+}
+
+type manifestDoc struct {
+	SchemaVersion string         `json:"schemaVersion"`
+	SnapshotID    string         `json:"snapshotId"`
+	SnapshotAt    string         `json:"snapshotAt"`
+	CreatedAt     string         `json:"createdAt"`
+	CreatedBy     string         `json:"createdBy"`
+	Format        string         `json:"format"`
+	Processors    []string       `json:"processors"`
+	Filters       map[string]any `json:"filters"`
+	DatasetNames  []string       `json:"datasetNames"`
+	Count         int            `json:"count"`
+	Files         []FileEntry    `json:"files"`
+}
+
+func (h *harness) manifest(t *testing.T, id string) (manifestDoc, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(h.root, "exports", "snapshots", id, "manifest.json"))
+	require.NoError(t, err)
+	var m manifestDoc
+	require.NoError(t, json.Unmarshal(data, &m))
+	return m, data
+}
+
+func (h *harness) dirNames(t *testing.T, id string) []string {
+	entries, err := os.ReadDir(filepath.Join(h.root, "exports", "snapshots", id))
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+func TestArtifactPerItemFiles(t *testing.T) {
+	h := newHarness(t, 30)
+	ctx := context.Background()
+	res, err := h.x.Artifact(ctx, h.plan(t, "json_snapshot_payload", "merge_tags"))
+	require.NoError(t, err)
+	assert.Equal(t, "20260116T000000Z", res.SnapshotID)
+	assert.Equal(t, "exports/snapshots/20260116T000000Z", res.SnapshotDir)
+	assert.Equal(t, "exports/snapshots/20260116T000000Z/manifest.json", res.ManifestPath)
+	assert.Equal(t, 20, res.Count, "the approved items only")
+
+	m, raw := h.manifest(t, res.SnapshotID)
+	assert.Equal(t, "v2", m.SchemaVersion)
+	assert.Equal(t, "20260116T000000Z", m.SnapshotAt)
+	assert.Equal(t, "2026-01-16T00:00:00.000Z", m.CreatedAt)
+	assert.Equal(t, "alice@example.com", m.CreatedBy)
+	assert.Equal(t, "json_snapshot_payload", m.Format)
+	assert.Equal(t, []string{"merge_tags"}, m.Processors)
+	assert.Equal(t, map[string]any{"status": "approved"}, m.Filters)
+	assert.Equal(t, []string{"dataset_a", "dataset_b"}, m.DatasetNames)
+	assert.Equal(t, 20, m.Count)
+	require.Len(t, m.Files, 20)
+	assert.True(t, strings.HasSuffix(strings.TrimSpace(string(raw)), "]\n}") || strings.HasSuffix(string(raw), "]\n}\n"), "files is the last key")
+	assert.True(t, bytes.HasPrefix(raw, []byte("{\n  \"schemaVersion\": \"v2\",\n  \"snapshotId\"")), "pretty-printed in the documented order")
+
+	names := h.dirNames(t, res.SnapshotID)
+	assert.Contains(t, names, ".reserved")
+	assert.Contains(t, names, "manifest.json")
+	assert.Len(t, names, 22)
+	for i, f := range m.Files {
+		if i > 0 {
+			assert.Less(t, m.Files[i-1].Name, f.Name, "files are listed by name")
+		}
+		data, err := os.ReadFile(filepath.Join(h.root, "exports", "snapshots", res.SnapshotID, f.Name))
+		require.NoError(t, err)
+		sum := sha256.Sum256(data)
+		assert.Equal(t, hex.EncodeToString(sum[:]), f.SHA256)
+		assert.Equal(t, int64(len(data)), f.Bytes)
+		assert.Equal(t, "application/json", f.ContentType)
+		assert.Equal(t, 1, f.Items)
+		var r map[string]any
+		require.NoError(t, json.Unmarshal(data, &r))
+		assert.Equal(t, f.Name, ItemFileName(r["id"].(string)))
+		assert.True(t, bytes.HasPrefix(data, []byte("{\n  \"_etag\": ")), "pretty, sorted keys")
+		assert.True(t, bytes.HasSuffix(data, []byte("}\n")))
+	}
+}
+
+func TestArtifactSameSecondAndDeterminism(t *testing.T) {
+	h := newHarness(t, 12)
+	ctx := context.Background()
+	for _, format := range []string{"json_snapshot_payload", "jsonl"} {
+		a, err := h.x.Artifact(ctx, h.plan(t, format))
+		require.NoError(t, err)
+		b, err := h.x.Artifact(ctx, h.plan(t, format))
+		require.NoError(t, err)
+		assert.NotEqual(t, a.SnapshotID, b.SnapshotID, "two exports in the same second never share a snapshot")
+		assert.True(t, strings.HasPrefix(b.SnapshotID, "20260116T000000Z-"))
+		ma, _ := h.manifest(t, a.SnapshotID)
+		mb, _ := h.manifest(t, b.SnapshotID)
+		assert.Equal(t, ma.Files, mb.Files, "same content and clock: same names, bytes and hashes")
+		for _, f := range ma.Files {
+			da, err := os.ReadFile(filepath.Join(h.root, "exports/snapshots", a.SnapshotID, f.Name))
+			require.NoError(t, err)
+			db, err := os.ReadFile(filepath.Join(h.root, "exports/snapshots", b.SnapshotID, f.Name))
+			require.NoError(t, err)
+			assert.Equal(t, da, db)
+		}
+	}
+	ids, err := h.x.snapshotIDs(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"20260116T000000Z-4", "20260116T000000Z-3", "20260116T000000Z-2", "20260116T000000Z"}, ids)
+}
+
+func TestArtifactSingleFileEqualsStream(t *testing.T) {
+	h := newHarness(t, 25)
+	ctx := context.Background()
+	for _, format := range []string{"jsonl", "csv", "json_items"} {
+		res, err := h.x.Artifact(ctx, h.plan(t, format, "split_turns"))
+		require.NoError(t, err)
+		m, _ := h.manifest(t, res.SnapshotID)
+		require.Len(t, m.Files, 1)
+		f := m.Files[0]
+		assert.Equal(t, "ground-truth-items."+(map[string]string{"jsonl": "jsonl", "csv": "csv", "json_items": "json"})[format], f.Name)
+		assert.Equal(t, gtc.ContentTypeFor(f.Name), f.ContentType)
+		assert.Equal(t, m.Count, f.Items)
+		stored, err := os.ReadFile(filepath.Join(h.root, "exports/snapshots", res.SnapshotID, f.Name))
+		require.NoError(t, err)
+		var streamed bytes.Buffer
+		_, err = h.x.Stream(ctx, h.plan(t, format, "split_turns"), &streamed, nil)
+		require.NoError(t, err)
+		assert.Equal(t, streamed.String(), string(stored), "the file holds what the formatter streams")
+		sum := sha256.Sum256(stored)
+		assert.Equal(t, hex.EncodeToString(sum[:]), f.SHA256)
+	}
+}
+
+func TestArtifactFailureCleansUp(t *testing.T) {
+	h := newHarness(t, 30)
+	ctx := context.Background()
+	var puts int
+	var mu sync.Mutex
+	h.spy.failPuts = func(key string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.HasSuffix(key, ".reserved") {
+			return nil
+		}
+		if puts++; puts > 5 {
+			return fmt.Errorf("disk on fire: %w", gtc.ErrStorageUnavailable)
+		}
+		return nil
+	}
+	_, err := h.x.Artifact(ctx, h.plan(t, "json_snapshot_payload"))
+	ge, ok := gtc.AsError(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, gtc.CodeStorageError, ge.Code)
+	assert.Equal(t, "Export storage write failed", ge.Message)
+	assert.Equal(t, []string{".reserved"}, h.dirNames(t, "20260116T000000Z"), "the data files are deleted, the reservation stays")
+
+	list, total, err := h.x.ListSnapshots(ctx, 0, 10)
+	require.NoError(t, err)
+	assert.Equal(t, 0, total, "an incomplete snapshot is never listed")
+	assert.Empty(t, list)
+
+	h.spy.failPuts = nil
+	res, err := h.x.Artifact(ctx, h.plan(t, "jsonl"))
+	require.NoError(t, err)
+	assert.Equal(t, "20260116T000000Z-2", res.SnapshotID, "the failed id is never handed out again")
+
+	// A single-file export that fails part-way leaves nothing under the file's name.
+	h.spy.failPuts = func(key string) error {
+		if strings.HasSuffix(key, "manifest.json") {
+			return errors.New("manifest refused")
+		}
+		return nil
+	}
+	_, err = h.x.Artifact(ctx, h.plan(t, "jsonl"))
+	require.Error(t, err)
+	assert.Equal(t, []string{".reserved"}, h.dirNames(t, "20260116T000000Z-3"))
+}
+
+func TestArtifactUnreachableStorage(t *testing.T) {
+	h := newHarness(t, 3)
+	h.spy.failPuts = func(string) error { return fmt.Errorf("dial tcp: refused: %w", gtc.ErrStorageUnavailable) }
+	_, err := h.x.Artifact(context.Background(), h.plan(t, "jsonl"))
+	ge, ok := gtc.AsError(err)
+	require.True(t, ok)
+	assert.Equal(t, gtc.CodeStoreUnavailable, ge.Code)
+	assert.NotContains(t, ge.Message, "refused", "the cause is logged, not returned")
+}
+
+func TestArtifactDuplicateIDsFail(t *testing.T) {
+	h := newHarness(t, 0)
+	ctx := context.Background()
+	a := fixtureItem("d", 1, gtc.StatusApproved)
+	a.ID = "x"
+	b := fixtureItem("d", 2, gtc.StatusApproved)
+	b.ID = "x__t1" // what split_turns makes of x's first exchange
+	a.History = []gtc.HistoryEntry{{Role: "user", Msg: "q1"}, {Role: "assistant", Msg: "a1"}, {Role: "user", Msg: "q2"}, {Role: "assistant", Msg: "a2"}}
+	b.History = a.History[:2]
+	for _, it := range []*gtc.Item{a, b} {
+		_, err := h.st.Items().Create(ctx, it)
+		require.NoError(t, err)
+	}
+	_, err := h.x.Artifact(ctx, h.plan(t, "json_snapshot_payload", "split_turns"))
+	var re *RecordError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, "x__t1", re.RecordID)
+	assert.Equal(t, []string{".reserved"}, h.dirNames(t, "20260116T000000Z"), "nothing is silently overwritten")
+}
+
+func TestItemFileName(t *testing.T) {
+	assert.Equal(t, "ground-truth-gt-001.json", ItemFileName("gt-001"))
+	assert.Equal(t, "ground-truth-a%2Fb%20c%C3%A9%25%7E.json", ItemFileName("a/b cé%~"), "~ is encoded too, so only shortened names carry it")
+	long := strings.Repeat("é", 40) + strings.Repeat("a", 100)
+	name := ItemFileName(long)
+	sum := sha256.Sum256([]byte(long))
+	assert.True(t, strings.HasSuffix(name, "~"+hex.EncodeToString(sum[:8])+".json"), name)
+	assert.LessOrEqual(t, len(name), 218)
+	enc := strings.TrimSuffix(strings.TrimPrefix(name, "ground-truth-"), "~"+hex.EncodeToString(sum[:8])+".json")
+	assert.NotContains(t, enc[len(enc)-2:], "%", "never cut inside a %XX triplet")
+	assert.NoError(t, gtc.ValidateKey("exports/snapshots/x/"+name))
+	// Two long ids that share their first 180 encoded bytes get different names.
+	assert.NotEqual(t, ItemFileName(strings.Repeat("a", 250)+"1"), ItemFileName(strings.Repeat("a", 250)+"2"))
+	// An id whose encoding is exactly 200 bytes is not shortened.
+	assert.Equal(t, "ground-truth-"+strings.Repeat("b", 200)+".json", ItemFileName(strings.Repeat("b", 200)))
+}
+
+func writeObject(t *testing.T, s gtc.ArtifactStore, key, body string) {
+	t.Helper()
+	_, err := s.Put(context.Background(), key, strings.NewReader(body), gtc.PutOptions{ContentType: gtc.ContentTypeFor(key)})
+	require.NoError(t, err)
+}
+
+func TestListAndReadSnapshots(t *testing.T) {
+	h := newHarness(t, 6)
+	ctx := context.Background()
+	for _, at := range []string{"20260101T000000Z", "20260102T000000Z"} {
+		h.clock.Set(mustTime(at))
+		for range 10 {
+			_, err := h.x.Artifact(ctx, h.plan(t, "jsonl"))
+			require.NoError(t, err)
+		}
+	}
+	// An incomplete snapshot and a foreign directory are not listed.
+	writeObject(t, h.local, "exports/snapshots/20260103T000000Z/.reserved", "")
+	writeObject(t, h.local, "exports/snapshots/not-a-snapshot/manifest.json", "{}")
+	// A snapshot written by the reference backend.
+	writeObject(t, h.local, "exports/snapshots/20251231T235959Z/manifest.json", `{"schemaVersion":"v2","snapshotAt":"20251231T235959Z","datasetNames":["old"],"count":2,"filters":{"status":"approved"}}`)
+	writeObject(t, h.local, "exports/snapshots/20251231T235959Z/ground-truth-a.json", `{"id":"a"}`)
+	writeObject(t, h.local, "exports/snapshots/20251231T235959Z/ground-truth-b.json", `{"id":"bb"}`)
+
+	page, total, err := h.x.ListSnapshots(ctx, 0, 12)
+	require.NoError(t, err)
+	assert.Equal(t, 21, total)
+	require.Len(t, page, 12)
+	var ids []string
+	for _, s := range page {
+		ids = append(ids, s.SnapshotID)
+	}
+	assert.Equal(t, []string{"20260102T000000Z-10", "20260102T000000Z-9", "20260102T000000Z-8"}, ids[:3], "newest first, numeric suffix order")
+	assert.Equal(t, "20260102T000000Z", ids[9])
+	assert.Equal(t, "20260101T000000Z-10", ids[10])
+	first := page[0]
+	assert.Equal(t, "alice@example.com", *first.CreatedBy)
+	assert.Equal(t, "jsonl", *first.Format)
+	assert.Equal(t, json.Number("4"), *first.Count)
+	assert.Equal(t, 1, first.FileCount)
+	assert.Positive(t, first.TotalBytes)
+
+	page, _, err = h.x.ListSnapshots(ctx, 20, 12)
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	old := page[0]
+	assert.Equal(t, "20251231T235959Z", old.SnapshotID)
+	assert.Nil(t, old.CreatedBy, "keys an older manifest lacks are null")
+	assert.Nil(t, old.Format)
+	assert.Equal(t, 2, old.FileCount, "from the directory listing")
+	assert.Equal(t, int64(len(`{"id":"a"}`)+len(`{"id":"bb"}`)), old.TotalBytes)
+
+	// The reference manifest is completed with snapshotId and files.
+	m, err := h.x.OpenManifest(ctx, "20251231T235959Z")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(m.Body)
+	m.Body.Close()
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(body, &doc))
+	assert.Equal(t, "20251231T235959Z", doc["snapshotId"])
+	assert.Equal(t, []any{
+		map[string]any{"name": "ground-truth-a.json", "bytes": float64(10), "sha256": nil, "contentType": nil},
+		map[string]any{"name": "ground-truth-b.json", "bytes": float64(11), "sha256": nil, "contentType": nil},
+	}, doc["files"])
+
+	// A manifest of ours is streamed unchanged.
+	m, err = h.x.OpenManifest(ctx, "20260102T000000Z-3")
+	require.NoError(t, err)
+	body, _ = io.ReadAll(m.Body)
+	m.Body.Close()
+	_, stored := h.manifest(t, "20260102T000000Z-3")
+	assert.Equal(t, stored, body)
+	assert.Equal(t, int64(len(stored)), m.Size)
+
+	// Files.
+	f, err := h.x.OpenFile(ctx, "20260102T000000Z-3", "ground-truth-items.jsonl")
+	require.NoError(t, err)
+	data, _ := io.ReadAll(f.Body)
+	f.Body.Close()
+	assert.Equal(t, f.Size, int64(len(data)))
+	sum := sha256.Sum256(data)
+	assert.Equal(t, hex.EncodeToString(sum[:]), f.SHA256)
+	assert.Equal(t, "application/x-ndjson", f.ContentType)
+
+	f, err = h.x.OpenFile(ctx, "20251231T235959Z", "ground-truth-b.json")
+	require.NoError(t, err)
+	f.Body.Close()
+	assert.Empty(t, f.SHA256)
+
+	notFound := func(err error, msg string) {
+		t.Helper()
+		ge, ok := gtc.AsError(err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, gtc.CodeNotFound, ge.Code)
+		assert.Equal(t, msg, ge.Message)
+	}
+	h.spy.reset()
+	for _, name := range []string{"../manifest.json", `a\b`, ".", "..", "x/y"} {
+		_, err = h.x.OpenFile(ctx, "20260102T000000Z-3", name)
+		notFound(err, "File not found")
+	}
+	for _, id := range []string{"../x", "2026", "20260102T000000Z-", "latest"} {
+		_, err = h.x.OpenFile(ctx, id, "manifest.json")
+		notFound(err, "Snapshot not found")
+		_, err = h.x.OpenManifest(ctx, id)
+		notFound(err, "Snapshot not found")
+	}
+	assert.Empty(t, h.spy.reset(), "malformed names and ids never reach storage")
+
+	_, err = h.x.OpenFile(ctx, "20260102T000000Z-3", "ground-truth-secret.json")
+	notFound(err, "File not found")
+	for _, c := range h.spy.reset() {
+		assert.NotContains(t, c, "ground-truth-secret.json", "a name the manifest does not list is not looked up")
+	}
+	_, err = h.x.OpenFile(ctx, "20251231T235959Z", ".hidden")
+	notFound(err, "File not found")
+	_, err = h.x.OpenManifest(ctx, "20260103T000000Z")
+	notFound(err, "Snapshot not found")
+	_, err = h.x.OpenManifest(ctx, "20990101T000000Z")
+	notFound(err, "Snapshot not found")
+
+	f, err = h.x.OpenFile(ctx, "20260102T000000Z-3", "manifest.json")
+	require.NoError(t, err)
+	f.Body.Close()
+	assert.Equal(t, "application/json", f.ContentType)
+}
+
+func mustTime(at string) time.Time {
+	t, err := time.Parse("20060102T150405Z", at)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func TestPrune(t *testing.T) {
+	h := newHarness(t, 3)
+	ctx := context.Background()
+	h.clock.Set(time.Now().UTC())
+	_, err := h.x.Artifact(ctx, h.plan(t, "jsonl"))
+	require.NoError(t, err)
+	writeObject(t, h.local, "exports/snapshots/20200101T000000Z/.reserved", "")
+	writeObject(t, h.local, "exports/snapshots/20200101T000000Z/ground-truth-x.json", "{}")
+
+	got, err := h.x.Prune(ctx, PruneOptions{Incomplete: true, OlderThan: time.Hour})
+	require.NoError(t, err)
+	assert.Empty(t, got, "the leftover is younger than an hour")
+
+	h.clock.Advance(2 * time.Hour)
+	got, err = h.x.Prune(ctx, PruneOptions{Incomplete: true, OlderThan: time.Hour, DryRun: true})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, "20200101T000000Z", got[0].SnapshotID)
+	assert.DirExists(t, filepath.Join(h.root, "exports/snapshots/20200101T000000Z"), "a dry run deletes nothing")
+
+	got, err = h.x.Prune(ctx, PruneOptions{Incomplete: true, OlderThan: time.Hour})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, 2, got[0].Objects)
+	assert.NoDirExists(t, filepath.Join(h.root, "exports/snapshots/20200101T000000Z"))
+
+	_, total, err := h.x.ListSnapshots(ctx, 0, 10)
+	require.NoError(t, err)
+	assert.Equal(t, 1, total, "complete snapshots are kept by --incomplete")
+	got, err = h.x.Prune(ctx, PruneOptions{Complete: true, OlderThan: time.Hour})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	_, total, err = h.x.ListSnapshots(ctx, 0, 10)
+	require.NoError(t, err)
+	assert.Equal(t, 0, total)
+}

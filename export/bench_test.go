@@ -1,0 +1,80 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"testing"
+
+	"github.com/gtc-dev/gtc"
+)
+
+// BenchmarkRecord measures the per-record work of a jsonl export: the item's API JSON,
+// the record, the projection and the encoding.
+func BenchmarkRecord(b *testing.B) {
+	it := fixtureItem("support", 3, gtc.StatusApproved)
+	var scratch bytes.Buffer
+	var out []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		rec, err := BuildRecord(it, &scratch)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := project(rec); err != nil {
+			b.Fatal(err)
+		}
+		out, err = AppendJSON(out[:0], rec)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(out)))
+}
+
+// BenchmarkRecordRaw is BenchmarkRecord on the fast path.
+func BenchmarkRecordRaw(b *testing.B) {
+	it := fixtureItem("support", 3, gtc.StatusApproved)
+	var scratch bytes.Buffer
+	var c canon
+	var out []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		rec, err := buildRaw(it, &scratch, &c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := project(rec); err != nil {
+			b.Fatal(err)
+		}
+		out = rec.appendTo(out[:0])
+	}
+	b.SetBytes(int64(len(out)))
+}
+
+// BenchmarkStreamJSONL measures a whole jsonl stream from an SQLite store.
+func BenchmarkStreamJSONL(b *testing.B) {
+	st := newSQLite(b)
+	fill(b, st, []string{"a", "b"}, 3000)
+	pr, fr := Builtins(nil)
+	x, err := New(Config{Items: st.Items(), Processors: pr, Formatters: fr, TempDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := "jsonl"
+	st0 := ""
+	plan, err := x.Resolve(&gtc.ExportRequest{Format: &f, Status: &st0, Mode: gtc.DeliveryStream}, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var n int
+	for b.Loop() {
+		res, err := x.Stream(context.Background(), plan, io.Discard, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = res.Count
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+}

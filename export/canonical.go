@@ -1,0 +1,413 @@
+package export
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/gtc-dev/gtc"
+)
+
+// This file is the fast path of the pipeline. Decoding every item into maps and encoding
+// them again costs about 50 µs an item; most exports run no processor or only processors
+// that touch a few top-level keys. For those, a record stays a list of top-level keys with
+// their values as canonical JSON bytes (keys sorted at every level, compact, the escaping of
+// encoding/json without HTML escaping) — exactly the bytes AppendJSON writes for the decoded
+// record — and only the keys a processor reads are decoded. Tests hold the two paths to the
+// same output.
+
+// fields is the view of a record that the built-in processors and the projection need, so
+// one implementation serves decoded records and raw ones.
+type fields interface {
+	get(key string) (any, bool)
+	set(key string, v any) error
+	del(key string)
+}
+
+func (r Record) get(key string) (any, bool) {
+	v, ok := r[key]
+	return v, ok
+}
+
+func (r Record) set(key string, v any) error {
+	r[key] = v
+	return nil
+}
+
+func (r Record) del(key string) { delete(r, key) }
+
+// rawRecord is a record whose top-level values are canonical JSON bytes.
+type rawRecord struct {
+	members []rawMember
+	arena   []byte // holds the canonical values; members slice into it
+}
+
+type rawMember struct {
+	key string
+	val []byte
+}
+
+func (r *rawRecord) find(key string) int {
+	for i := range r.members {
+		if r.members[i].key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+func (r *rawRecord) get(key string) (any, bool) {
+	i := r.find(key)
+	if i < 0 {
+		return nil, false
+	}
+	v, err := DecodeJSON(r.members[i].val)
+	if err != nil {
+		return nil, false
+	}
+	return v, true
+}
+
+func (r *rawRecord) set(key string, v any) error {
+	b, err := AppendJSON(nil, v)
+	if err != nil {
+		return err
+	}
+	if i := r.find(key); i >= 0 {
+		r.members[i].val = b
+		return nil
+	}
+	r.members = append(r.members, rawMember{key, b})
+	return nil
+}
+
+func (r *rawRecord) del(key string) {
+	if i := r.find(key); i >= 0 {
+		r.members = slices.Delete(r.members, i, i+1)
+	}
+}
+
+// str returns a top-level string value, or "".
+func (r *rawRecord) str(key string) string {
+	v, _ := r.get(key)
+	s, _ := v.(string)
+	return s
+}
+
+// appendTo writes the record's JSON: members in key order.
+func (r *rawRecord) appendTo(dst []byte) []byte {
+	slices.SortFunc(r.members, func(a, b rawMember) int { return cmpStrings(a.key, b.key) })
+	dst = append(dst, '{')
+	for i, m := range r.members {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, m.key)
+		dst = append(dst, ':')
+		dst = append(dst, m.val...)
+	}
+	return append(dst, '}')
+}
+
+func cmpStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// buildRaw is BuildRecord's fast twin: the item's API JSON split into top-level members,
+// null members dropped, every value canonicalized.
+func buildRaw(it *gtc.Item, scratch *bytes.Buffer, c *canon) (*rawRecord, error) {
+	scratch.Reset()
+	it.AppendAPIJSON(scratch)
+	src := scratch.Bytes()
+	c.reset(src)
+	rec := &rawRecord{members: make([]rawMember, 0, 32), arena: make([]byte, 0, len(src)+len(src)/8)}
+	c.ws()
+	if !c.eat('{') {
+		return nil, fmt.Errorf("export: item %s: not an object", it.ID)
+	}
+	c.ws()
+	if c.eat('}') {
+		return rec, nil
+	}
+	type span struct {
+		key        []byte
+		start, end int
+	}
+	var spans [40]span
+	list := spans[:0]
+	for {
+		c.ws()
+		key, err := c.key()
+		if err != nil {
+			return nil, err
+		}
+		c.ws()
+		if !c.eat(':') {
+			return nil, c.fail("expected ':'")
+		}
+		c.ws()
+		isNull := bytes.HasPrefix(c.src[c.i:], []byte("null"))
+		start := len(rec.arena)
+		if rec.arena, err = c.value(rec.arena, 0); err != nil {
+			return nil, err
+		}
+		if !isNull {
+			list = append(list, span{key, start, len(rec.arena)})
+		} else {
+			rec.arena = rec.arena[:start]
+		}
+		c.ws()
+		if c.eat(',') {
+			continue
+		}
+		if c.eat('}') {
+			break
+		}
+		return nil, c.fail("expected ',' or '}'")
+	}
+	for _, s := range list {
+		rec.members = append(rec.members, rawMember{topKey(s.key), rec.arena[s.start:s.end:s.end]})
+	}
+	return rec, nil
+}
+
+// canon rewrites JSON into the record encoding. It keeps its member stack between calls.
+type canon struct {
+	src  []byte
+	i    int
+	mems []canonMember
+	bufs [][]byte // bufs[d] holds the member values of the object being written at depth d
+}
+
+type canonMember struct {
+	key          []byte // decoded
+	vstart, vend int    // canonical value bytes in bufs[depth]
+}
+
+func (c *canon) reset(src []byte) {
+	c.src, c.i = src, 0
+}
+
+func (c *canon) fail(msg string) error {
+	return fmt.Errorf("export: invalid JSON at offset %d: %s", c.i, msg)
+}
+
+func (c *canon) ws() {
+	for c.i < len(c.src) {
+		switch c.src[c.i] {
+		case ' ', '\t', '\n', '\r':
+			c.i++
+		default:
+			return
+		}
+	}
+}
+
+func (c *canon) eat(b byte) bool {
+	if c.i < len(c.src) && c.src[c.i] == b {
+		c.i++
+		return true
+	}
+	return false
+}
+
+// key reads an object key, decoded. The bytes are the source's when it has no escapes.
+func (c *canon) key() ([]byte, error) {
+	if c.i >= len(c.src) || c.src[c.i] != '"' {
+		return nil, c.fail("expected a key")
+	}
+	start := c.i + 1
+	for j := start; j < len(c.src); j++ {
+		b := c.src[j]
+		if b == '"' {
+			c.i = j + 1
+			return c.src[start:j], nil
+		}
+		if b == '\\' || b < 0x20 || b >= utf8.RuneSelf {
+			break
+		}
+	}
+	d := decoder{b: c.src, i: c.i}
+	s := d.str()
+	if d.err != nil {
+		return nil, d.err
+	}
+	c.i = d.i
+	return []byte(s), nil
+}
+
+// topKey interns the keys of the item's API JSON, so building a record does not allocate
+// them.
+func topKey(b []byte) string {
+	if k, ok := apiKeys[string(b)]; ok {
+		return k
+	}
+	return string(b)
+}
+
+var apiKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{"id", "datasetName", "bucket", "status", "docType", "schemaVersion",
+		"manualTags", "computedTags", "tags", "comment", "assignedTo", "assignedAt", "updatedAt",
+		"updatedBy", "reviewedAt", "_etag", "scenarioId", "history", "contextEntries", "traceIds",
+		"toolCalls", "expectedTools", "feedback", "metadata", "plugins", "createdBy", "createdAt",
+		"tracePayload", "totalReferences", "references"} {
+		m[k] = k
+	}
+	return m
+}()
+
+// value appends the canonical form of the value at c.i to dst.
+func (c *canon) value(dst []byte, depth int) ([]byte, error) {
+	if depth > maxDepth {
+		return dst, errors.New("export: JSON nested too deep")
+	}
+	if c.i >= len(c.src) {
+		return dst, c.fail("unexpected end")
+	}
+	switch b := c.src[c.i]; {
+	case b == '{':
+		return c.object(dst, depth)
+	case b == '[':
+		c.i++
+		dst = append(dst, '[')
+		c.ws()
+		if c.eat(']') {
+			return append(dst, ']'), nil
+		}
+		for n := 0; ; n++ {
+			if n > 0 {
+				dst = append(dst, ',')
+			}
+			c.ws()
+			var err error
+			if dst, err = c.value(dst, depth+1); err != nil {
+				return dst, err
+			}
+			c.ws()
+			if c.eat(',') {
+				continue
+			}
+			if c.eat(']') {
+				return append(dst, ']'), nil
+			}
+			return dst, c.fail("expected ',' or ']'")
+		}
+	case b == '"':
+		return c.str(dst)
+	case b == '-' || b >= '0' && b <= '9':
+		end, ok := numberEnd(c.src, c.i)
+		if !ok {
+			return dst, c.fail("invalid number")
+		}
+		dst = append(dst, c.src[c.i:end]...)
+		c.i = end
+		return dst, nil
+	default:
+		for _, lit := range []string{"true", "false", "null"} {
+			if bytes.HasPrefix(c.src[c.i:], []byte(lit)) {
+				c.i += len(lit)
+				return append(dst, lit...), nil
+			}
+		}
+		return dst, c.fail("unexpected character")
+	}
+}
+
+// str copies a string that needs no change and re-escapes the others.
+func (c *canon) str(dst []byte) ([]byte, error) {
+	start := c.i
+	for j := start + 1; j < len(c.src); j++ {
+		b := c.src[j]
+		if b == '"' {
+			c.i = j + 1
+			return append(dst, c.src[start:c.i]...), nil
+		}
+		if b == '\\' || b < 0x20 {
+			break
+		}
+		if b >= utf8.RuneSelf {
+			r, size := utf8.DecodeRune(c.src[j:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				break
+			}
+			j += size - 1
+		}
+	}
+	d := decoder{b: c.src, i: c.i}
+	s := d.str()
+	if d.err != nil {
+		return dst, d.err
+	}
+	c.i = d.i
+	return appendString(dst, s), nil
+}
+
+// object writes an object's members sorted by key; of repeated keys the last one counts,
+// as when decoding into a map.
+func (c *canon) object(dst []byte, depth int) ([]byte, error) {
+	c.i++
+	c.ws()
+	if c.eat('}') {
+		return append(dst, '{', '}'), nil
+	}
+	base := len(c.mems)
+	defer func() { c.mems = c.mems[:base] }()
+	for len(c.bufs) <= depth {
+		c.bufs = append(c.bufs, nil)
+	}
+	// Member values go to this depth's buffer: only one object per depth is being written
+	// at a time, and dst always belongs to a shallower level.
+	buf := c.bufs[depth][:0]
+	for {
+		c.ws()
+		key, err := c.key()
+		if err != nil {
+			return dst, err
+		}
+		c.ws()
+		if !c.eat(':') {
+			return dst, c.fail("expected ':'")
+		}
+		c.ws()
+		vstart := len(buf)
+		if buf, err = c.value(buf, depth+1); err != nil {
+			return dst, err
+		}
+		c.mems = append(c.mems, canonMember{key, vstart, len(buf)})
+		c.ws()
+		if c.eat(',') {
+			continue
+		}
+		if c.eat('}') {
+			break
+		}
+		return dst, c.fail("expected ',' or '}'")
+	}
+	c.bufs[depth] = buf
+	mems := c.mems[base:]
+	slices.SortStableFunc(mems, func(a, b canonMember) int { return bytes.Compare(a.key, b.key) })
+	dst = append(dst, '{')
+	n := 0
+	for k, m := range mems {
+		if k+1 < len(mems) && bytes.Equal(mems[k+1].key, m.key) {
+			continue // a later duplicate wins
+		}
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		n++
+		dst = appendString(dst, string(m.key))
+		dst = append(dst, ':')
+		dst = append(dst, buf[m.vstart:m.vend]...)
+	}
+	return append(dst, '}'), nil
+}

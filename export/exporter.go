@@ -1,0 +1,417 @@
+package export
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gtc-dev/gtc"
+)
+
+// Config is what an Exporter needs; zero values take the defaults of
+// export-storage-migration.md §6.2.
+type Config struct {
+	Items            gtc.ItemStore
+	Artifacts        gtc.ArtifactStore // where artifact exports go and snapshots are read from
+	Clock            gtc.Clock
+	Processors       *ProcessorRegistry
+	Formatters       *FormatterRegistry
+	DefaultChain     []string      // GTC_EXPORT_PROCESSOR_ORDER, already parsed
+	PageSize         int           // items per store page (default 200)
+	WriteConcurrency int           // parallel item-file writes (default 8)
+	MaxConcurrent    int           // exports at once (default 2)
+	BusyWait         time.Duration // how long a request waits for a slot (default 5 s)
+	TempDir          string        // attachment spools and manifest runs ($GTC_DATA_DIR/tmp)
+	Log              *slog.Logger
+}
+
+// Exporter runs exports: the pipeline of export-storage-migration.md §1 from the item store
+// through the processors and a formatter to a writer, a spool or the artifact store, and the
+// reading of stored snapshots.
+type Exporter struct {
+	items        gtc.ItemStore
+	artifacts    gtc.ArtifactStore
+	clock        gtc.Clock
+	processors   *ProcessorRegistry
+	formatters   *FormatterRegistry
+	defaultChain []string
+	pageSize     int
+	writers      int
+	busyWait     time.Duration
+	tmp          string
+	log          *slog.Logger
+	slots        chan struct{}
+	snapshots    *snapshotCache
+}
+
+// New checks the configuration and returns the exporter. The default chain must name
+// registered processors, each once.
+func New(c Config) (*Exporter, error) {
+	if c.Items == nil || c.Processors == nil || c.Formatters == nil {
+		return nil, errors.New("export: items, processors and formatters are required")
+	}
+	if err := CheckProcessorOrder(c.Processors, c.DefaultChain); err != nil {
+		return nil, err
+	}
+	if c.Clock == nil {
+		c.Clock = gtc.SystemClock{}
+	}
+	if c.PageSize <= 0 {
+		c.PageSize = 200
+	}
+	if c.WriteConcurrency <= 0 {
+		c.WriteConcurrency = 8
+	}
+	if c.MaxConcurrent <= 0 {
+		c.MaxConcurrent = 2
+	}
+	if c.BusyWait <= 0 {
+		c.BusyWait = 5 * time.Second
+	}
+	if c.TempDir == "" {
+		c.TempDir = os.TempDir()
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Exporter{
+		items: c.Items, artifacts: c.Artifacts, clock: c.Clock,
+		processors: c.Processors, formatters: c.Formatters, defaultChain: c.DefaultChain,
+		pageSize: c.PageSize, writers: c.WriteConcurrency, busyWait: c.BusyWait,
+		tmp: c.TempDir, log: c.Log,
+		slots:     make(chan struct{}, c.MaxConcurrent),
+		snapshots: newSnapshotCache(4096),
+	}, nil
+}
+
+// Processors returns the processor registry.
+func (x *Exporter) Processors() *ProcessorRegistry { return x.processors }
+
+// Formatters returns the formatter registry.
+func (x *Exporter) Formatters() *FormatterRegistry { return x.formatters }
+
+// tempPrefix starts the name of every temporary file the exporter leaves in TempDir.
+const tempPrefix = "gtc-export-"
+
+// CleanTemp removes the temporary files a previous process left behind (a crash during an
+// attachment or a large artifact export).
+func CleanTemp(dir string) (int, error) {
+	matches, err := filepath.Glob(filepath.Join(dir, tempPrefix+"*"))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, m := range matches {
+		if err := os.RemoveAll(m); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+// ErrBusy is the answer when every export slot stays taken for the whole wait.
+var ErrBusy = &gtc.Error{Code: gtc.CodeExportBusy, Message: "Too many exports are running; retry later"}
+
+// Acquire takes one of the MaxConcurrent export slots, waiting up to BusyWait; the caller
+// calls the returned release when its export ends.
+func (x *Exporter) Acquire(ctx context.Context) (release func(), err error) {
+	t := time.NewTimer(x.busyWait)
+	defer t.Stop()
+	select {
+	case x.slots <- struct{}{}:
+		return func() { <-x.slots }, nil
+	case <-t.C:
+		return nil, ErrBusy
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Result describes a finished (or failed) export.
+type Result struct {
+	SnapshotAt string    // YYYYMMDDTHHMMSSZ of the start
+	StartedAt  time.Time // the clock, read once
+	FileName   string    // the download name
+	MediaType  string
+	Count      int   // records written
+	Bytes      int64 // body bytes written
+	SnapshotID string
+	Started    bool // a stream has sent its headers
+}
+
+// Progress, when set on a context with WithProgress, is called after every page with the
+// number of items read so far.
+type Progress func(items int)
+
+type progressKey struct{}
+
+// WithProgress returns a context whose exports report their progress to p.
+func WithProgress(ctx context.Context, p Progress) context.Context {
+	return context.WithValue(ctx, progressKey{}, p)
+}
+
+func (x *Exporter) begin(plan *Plan) Result {
+	start := x.clock.Now().UTC()
+	at := start.Format("20060102T150405Z")
+	return Result{SnapshotAt: at, StartedAt: start, FileName: DownloadName(plan.Formatter, at), MediaType: plan.Formatter.MediaType()}
+}
+
+func (x *Exporter) header(plan *Plan, res Result) Header {
+	return Header{SchemaVersion: SchemaVersion, SnapshotAt: res.SnapshotAt, Filters: plan.FiltersEcho, ExtraColumns: plan.extraColumns()}
+}
+
+// sink receives the finished records of a run. raw, when set, takes records on the fast
+// path (canonical.go), which the run uses when every processor of the chain allows it.
+type sink struct {
+	rec func(Record) error
+	raw func(*rawRecord) error
+}
+
+// encoderSink feeds an encoder, on the fast path when the encoder has one.
+func encoderSink(enc Encoder, note func(ds string)) sink {
+	s := sink{rec: func(r Record) error {
+		if note != nil {
+			note(r.DatasetName())
+		}
+		return enc.Encode(r)
+	}}
+	if re, ok := enc.(rawEncoder); ok {
+		s.raw = func(r *rawRecord) error {
+			if note != nil {
+				note(r.str("datasetName"))
+			}
+			return re.encodeRaw(r)
+		}
+	}
+	return s
+}
+
+// run reads the plan's items page by page in (datasetName, id) order, builds each record,
+// pushes it through the chain and the projection into the sink, and calls afterPage when a
+// page is done. It returns the number of items read.
+func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(page int) error) (int, error) {
+	progress, _ := ctx.Value(progressKey{}).(Progress)
+	fast := s.raw != nil && fastChain(plan.Processors)
+	var scratch bytes.Buffer
+	var c canon
+	chain := newChainRunner(ctx, plan.Processors, func(r Record) error {
+		if err := project(r); err != nil {
+			return err
+		}
+		return s.rec(r)
+	})
+	one := func(it *gtc.Item) error {
+		if !fast {
+			rec, err := BuildRecord(it, &scratch)
+			if err != nil {
+				return err
+			}
+			return chain.push(rec)
+		}
+		rec, err := buildRaw(it, &scratch, &c)
+		if err != nil {
+			return err
+		}
+		for _, p := range plan.Processors {
+			if err := p.(fieldProcessor).apply(rec, it.ID); err != nil {
+				return err
+			}
+		}
+		if err := project(rec); err != nil {
+			return err
+		}
+		return s.raw(rec)
+	}
+	spec := gtc.ScanSpec{Statuses: plan.Statuses, DatasetNames: plan.DatasetNames, Order: gtc.ByDatasetID}
+	// The next page is read while this one is processed: reading and decoding a page costs
+	// about as much as exporting it, and the two overlap on two cores. At most two pages are
+	// held at a time.
+	type fetched struct {
+		p   gtc.ScanPage
+		err error
+	}
+	fetch := func(cursor string) <-chan fetched {
+		ch := make(chan fetched, 1)
+		go func() {
+			p, err := x.items.Scan(ctx, spec, cursor, x.pageSize)
+			ch <- fetched{p, err}
+		}()
+		return ch
+	}
+	next := fetch("")
+	read := 0
+	for page := 0; ; page++ {
+		f := <-next
+		p, err := f.p, f.err
+		if err != nil {
+			return read, err
+		}
+		if p.Next != "" {
+			next = fetch(p.Next)
+		}
+		for i, it := range p.Items {
+			if err := ctx.Err(); err != nil {
+				return read, err
+			}
+			if err := one(it); err != nil {
+				return read, err
+			}
+			p.Items[i] = nil // the page need not keep what has been exported
+			read++
+		}
+		if progress != nil {
+			progress(read)
+		}
+		last := p.Next == ""
+		if last {
+			if err := chain.finish(); err != nil {
+				return read, err
+			}
+		}
+		if afterPage != nil {
+			if err := afterPage(page); err != nil {
+				return read, err
+			}
+		}
+		if last {
+			return read, nil
+		}
+	}
+}
+
+// countingWriter counts what passes through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+type flusher interface{ Flush() }
+
+// Stream writes the export body to w as it is produced. start is called once the first
+// page has been read and processed, before the first byte reaches w, so that errors up to
+// then can still be ordinary error responses; Result.Started tells the caller whether it
+// was called. w is flushed after every page (and with http.Flusher semantics when w has a
+// Flush method).
+func (x *Exporter) Stream(ctx context.Context, plan *Plan, w io.Writer, start func(Result) error) (res Result, err error) {
+	res = x.begin(plan)
+	t0 := time.Now()
+	defer func() { x.logDone(plan, res, err, t0) }()
+	cw := &countingWriter{w: w}
+	g := &gate{w: cw}
+	bw := bufio.NewWriterSize(g, 64<<10)
+	enc, err := plan.Formatter.NewEncoder(bw, x.header(plan, res))
+	if err != nil {
+		return res, err
+	}
+	flushDown := func() error {
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if f, ok := w.(flusher); ok && g.open {
+			f.Flush()
+		}
+		return nil
+	}
+	_, err = x.run(ctx, plan, encoderSink(enc, nil), func(page int) error {
+		if page == 0 {
+			if start != nil {
+				if err := start(res); err != nil {
+					return err
+				}
+			}
+			res.Started = true
+			if err := g.openGate(); err != nil {
+				return err
+			}
+		}
+		return flushDown()
+	})
+	res.Count = enc.Count()
+	if err == nil {
+		err = enc.Close()
+	}
+	if err == nil {
+		err = flushDown()
+	}
+	res.Bytes = cw.n
+	return res, err
+}
+
+// Attachment produces the whole export body into a spool before anything is sent, so any
+// failure is an ordinary error and a client never receives part of a file. The caller
+// sends the spool and closes it.
+func (x *Exporter) Attachment(ctx context.Context, plan *Plan) (sp *Spool, res Result, err error) {
+	res = x.begin(plan)
+	t0 := time.Now()
+	defer func() { x.logDone(plan, res, err, t0) }()
+	sp = newSpool(x.tmp)
+	bw := bufio.NewWriterSize(sp, 64<<10)
+	enc, err := plan.Formatter.NewEncoder(bw, x.header(plan, res))
+	if err == nil {
+		_, err = x.run(ctx, plan, encoderSink(enc, nil), nil)
+		res.Count = enc.Count()
+	}
+	if err == nil {
+		err = enc.Close()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		_ = sp.Close()
+		return nil, res, err
+	}
+	res.Bytes = sp.Size()
+	return sp, res, nil
+}
+
+// logDone writes the one summary line of an export.
+func (x *Exporter) logDone(plan *Plan, res Result, err error, t0 time.Time) {
+	outcome, level := "ok", slog.LevelInfo
+	if err != nil {
+		outcome, level = "failed", slog.LevelWarn
+		if errors.Is(err, context.Canceled) {
+			outcome = "cancelled"
+		}
+	}
+	attrs := []any{
+		"request_id", plan.RequestID, "actor", plan.Actor, "mode", plan.Mode,
+		"format", plan.Formatter.Name(), "processors", strings.Join(plan.ProcessorNames(), ","),
+		"filters", fmt.Sprint(plan.FiltersEcho), "count", res.Count, "bytes", res.Bytes,
+		"duration_ms", time.Since(t0).Milliseconds(), "outcome", outcome,
+	}
+	if res.SnapshotID != "" {
+		attrs = append(attrs, "snapshot_id", res.SnapshotID)
+	}
+	if err != nil {
+		attrs = append(attrs, "err", err)
+	}
+	x.log.Log(context.Background(), level, "export", attrs...)
+}
+
+// AsRecordError turns a processor's RecordError into the 400 the API answers before a
+// response has started; other errors are returned unchanged.
+func AsRecordError(err error) error {
+	var re *RecordError
+	if errors.As(err, &re) {
+		return &gtc.Error{Code: gtc.CodeExportRecordInvalid, Message: re.Error()}
+	}
+	return err
+}

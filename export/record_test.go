@@ -1,0 +1,233 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gtc-dev/gtc"
+)
+
+// stdJSON is what encoding/json writes for v with HTML escaping off: the reference the
+// record encoding must match byte for byte.
+func stdJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(v))
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+var trickyStrings = []string{
+	"", "plain", `quote " and \ backslash`, "<b>&amp;</b>", "tab\tnew\nline\rcr", "\b\f\x00\x01\x1f\x7f",
+	"é ü 漢字 🙂", "line\u2028sep\u2029para", "bad \xff utf8 \xc3", "/slash/", "\u00e9", strings.Repeat("x", 300),
+}
+
+func randValue(r *rand.Rand, depth int) any {
+	k := r.IntN(8)
+	if depth > 3 {
+		k = r.IntN(4)
+	}
+	switch k {
+	case 0:
+		return nil
+	case 1:
+		return r.IntN(2) == 0
+	case 2:
+		return json.Number([]string{"0", "-1", "12345678901234567890", "3.25", "1e-7", "-0.5E+10"}[r.IntN(6)])
+	case 3:
+		return trickyStrings[r.IntN(len(trickyStrings))] + strconv.Itoa(r.IntN(3))
+	case 4, 5:
+		m := map[string]any{}
+		for i := 0; i < r.IntN(6); i++ {
+			m[trickyStrings[r.IntN(len(trickyStrings))]+strconv.Itoa(i)] = randValue(r, depth+1)
+		}
+		return m
+	default:
+		a := []any{}
+		for i := 0; i < r.IntN(5); i++ {
+			a = append(a, randValue(r, depth+1))
+		}
+		return a
+	}
+}
+
+func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 2000; i++ {
+		v := randValue(r, 0)
+		got, err := AppendJSON(nil, v)
+		require.NoError(t, err)
+		require.Equal(t, string(stdJSON(t, v)), string(got), "value %#v", v)
+	}
+}
+
+func TestAppendJSONRefusesBadNumbers(t *testing.T) {
+	_, err := AppendJSON(nil, map[string]any{"n": json.Number("12abc")})
+	assert.Error(t, err)
+}
+
+func TestDecodeJSONMatchesEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 2000; i++ {
+		data := stdJSON(t, randValue(r, 0))
+		// Escapes encoding/json never writes, and whitespace, must decode the same too.
+		data = bytes.ReplaceAll(data, []byte(`\u00e9`), []byte(`\u00E9`))
+		data = bytes.ReplaceAll(data, []byte(`:`), []byte(" : "))
+		var want any
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		require.NoError(t, dec.Decode(&want))
+		got, err := DecodeJSON(data)
+		require.NoError(t, err, "%s", data)
+		require.Equal(t, want, got, "%s", data)
+	}
+	for _, doc := range []string{`"\ud83d\ude42 \ud800 x"`, `{"a":1,"a":2}`, `"\/"`} {
+		var want any
+		dec := json.NewDecoder(strings.NewReader(doc))
+		dec.UseNumber()
+		require.NoError(t, dec.Decode(&want))
+		got, err := DecodeJSON([]byte(doc))
+		require.NoError(t, err)
+		assert.Equal(t, want, got, doc)
+	}
+}
+
+func TestDecodeJSONRejectsInvalidInput(t *testing.T) {
+	for _, doc := range []string{``, `{`, `{"a"}`, `[1,]`, `01`, `1.`, `"\x"`, "\"a\x01\"", `tru`, `{} x`, `{"a":1,}`} {
+		_, err := DecodeJSON([]byte(doc))
+		assert.Error(t, err, doc)
+	}
+}
+
+// canonicalOf runs the fast path's canonicalizer on one JSON document.
+func canonicalOf(t testing.TB, doc []byte) ([]byte, error) {
+	var c canon
+	c.reset(doc)
+	c.ws()
+	return c.value(nil, 0)
+}
+
+func TestCanonicalMatchesRecordEncoding(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 2000; i++ {
+		doc := stdJSON(t, randValue(r, 0))
+		decoded, err := DecodeJSON(doc)
+		require.NoError(t, err)
+		got, err := canonicalOf(t, doc)
+		require.NoError(t, err)
+		require.Equal(t, string(stdJSON(t, decoded)), string(got))
+	}
+	// Unsorted keys, repeated keys, escapes encoding/json would not write.
+	for doc, want := range map[string]string{
+		`{"b":1,"a":{"d":[true,false,null],"c":"x"}}`: `{"a":{"c":"x","d":[true,false,null]},"b":1}`,
+		`{"a":1,"b":2,"a":3}`:                         `{"a":3,"b":2}`,
+		`{"\u0062":"\u003c\u00e9\/"}`:                 `{"b":"<é/"}`,
+		`["\u2028", "\b"]`:                            `["\u2028","\b"]`,
+		`{"k\u0000":1,"k":2}`:                         `{"k":2,"k\u0000":1}`,
+	} {
+		got, err := canonicalOf(t, []byte(doc))
+		require.NoError(t, err)
+		assert.Equal(t, want, string(got), doc)
+	}
+}
+
+func FuzzCanonical(f *testing.F) {
+	for _, s := range []string{`{"b":1,"a":[1,2,{"z":null,"y":"\u00e9"}]}`, `"\ud800"`, `[]`, `{"a":1,"a":2}`, `-0.5e3`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		v, err := DecodeJSON(doc)
+		if err != nil {
+			return
+		}
+		want, err := AppendJSON(nil, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := canonicalOf(t, bytes.TrimLeft(doc, " \t\r\n"))
+		if err != nil {
+			t.Fatalf("canonical failed on a valid document %q: %v", doc, err)
+		}
+		if !bytes.Equal(want, got) {
+			t.Fatalf("canonical %q, decoded and encoded %q", got, want)
+		}
+	})
+}
+
+// oddItem is an item whose free-form parts hold everything the encodings must agree on.
+func oddItem() *gtc.Item {
+	it := fixtureItem("ds<&>", 42, gtc.StatusApproved)
+	it.ID = "gt/é 42"
+	it.Metadata = json.RawMessage(`{"z":1,"a":{"y":null,"x":[3.25,-1e-7,123456789012345678901234567890]},"s":"<tag>&\u2028","bad":"\ud800"}`)
+	it.TracePayload = json.RawMessage(`{"b":{"d":1,"c":2},"a":"line\nbreak\b"}`)
+	it.History[0].Msg = "tab\there \x7f del"
+	it.Comment = ""
+	it.AssignedTo = nil
+	return it
+}
+
+func TestFastPathMatchesRecordPath(t *testing.T) {
+	pr, _ := Builtins([]string{"_etag", "comment", "plugins"})
+	chains := [][]Processor{nil, {MergeTags{}}, {mustLookup(pr, "strip_internal"), MergeTags{}}}
+	items := []*gtc.Item{oddItem()}
+	for i := 0; i < 50; i++ {
+		items = append(items, fixtureItem("support", i, gtc.StatusApproved))
+	}
+	ctx := context.Background()
+	for _, chain := range chains {
+		require.True(t, fastChain(chain))
+		for _, it := range items {
+			var scratch bytes.Buffer
+			rec, err := BuildRecord(it, &scratch)
+			require.NoError(t, err)
+			out, err := ApplyAll(ctx, chain, []Record{rec})
+			require.NoError(t, err)
+			require.Len(t, out, 1)
+			require.NoError(t, project(out[0]))
+			want, err := AppendJSON(nil, out[0])
+			require.NoError(t, err)
+
+			var c canon
+			raw, err := buildRaw(it, &scratch, &c)
+			require.NoError(t, err)
+			for _, p := range chain {
+				require.NoError(t, p.(fieldProcessor).apply(raw, it.ID))
+			}
+			require.NoError(t, project(raw))
+			assert.Equal(t, string(want), string(raw.appendTo(nil)), "item %s", it.ID)
+		}
+	}
+}
+
+func TestBuildRecordDropsTopLevelNullsOnly(t *testing.T) {
+	it := oddItem()
+	var scratch bytes.Buffer
+	rec, err := BuildRecord(it, &scratch)
+	require.NoError(t, err)
+	_, has := rec["assignedTo"]
+	assert.False(t, has, "a null top-level key is dropped")
+	meta := rec["metadata"].(map[string]any)
+	a := meta["a"].(map[string]any)
+	v, has := a["y"]
+	assert.True(t, has, "a nested null is user data and stays")
+	assert.Nil(t, v)
+	assert.Equal(t, json.Number("123456789012345678901234567890"), a["x"].([]any)[2], "large integers keep their digits")
+	assert.NotEmpty(t, rec["_etag"] != nil)
+}
+
+func mustLookup(r *ProcessorRegistry, name string) Processor {
+	p, ok := r.Lookup(name)
+	if !ok {
+		panic(name)
+	}
+	return p
+}
