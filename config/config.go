@@ -84,6 +84,22 @@ type Config struct {
 	PiiDetectionEnabled       Bool   `split_words:"true" default:"true" desc:"import PII warnings"`
 	DuplicateDetectionEnabled Bool   `split_words:"true" default:"true" desc:"import duplicate warnings"`
 
+	// Export.
+	ExportProcessorOrder       string   `split_words:"true" desc:"default export processor chain (comma-separated); unset: none"`
+	ExportStorageBackend       string   `split_words:"true" default:"local" desc:"where artifact exports go: local or blob"`
+	ExportLocalDir             string   `split_words:"true" desc:"root of local artifact storage; default $GTC_DATA_DIR"`
+	ExportBlobAccountURL       string   `split_words:"true" desc:"Blob endpoint, e.g. https://<account>.blob.core.windows.net"`
+	ExportBlobContainer        string   `split_words:"true" desc:"Blob container of the exports; required with blob"`
+	ExportBlobConnectionString string   `split_words:"true" desc:"Blob connection string (development, Azurite; secret)"`
+	ExportBlobAccountKey       string   `split_words:"true" desc:"shared key used with the account URL (secret)"`
+	ExportBlobAccountName      string   `split_words:"true" desc:"account name for the shared key; default: read from the URL"`
+	ExportBlobCreateContainer  Bool     `split_words:"true" default:"false" desc:"create the container at startup when missing"`
+	ExportPageSize             int      `split_words:"true" default:"200" desc:"items per store page during an export (1-1000)"`
+	ExportWriteConcurrency     int      `split_words:"true" default:"8" desc:"parallel item-file writes of an artifact export (1-64)"`
+	ExportMaxConcurrent        int      `split_words:"true" default:"2" desc:"exports running at once per process (1-32)"`
+	ExportTimeout              Duration `split_words:"true" default:"30m" desc:"deadline of one export request"`
+	ExportInternalFields       string   `split_words:"true" default:"_etag,docType,assignedTo,assignedAt,updatedBy,createdBy,comment,tracePayload" desc:"top-level keys strip_internal removes (comma-separated)"`
+
 	// Search.
 	SearchBackend      string `split_words:"true" default:"auto" desc:"auto, azure, references or none"`
 	AzSearchEndpoint   string `split_words:"true" desc:"Azure AI Search endpoint"`
@@ -120,7 +136,7 @@ var ignoredNames = map[string]string{
 }
 
 // secretNames are never printed or logged.
-var secretNames = map[string]bool{"GTC_AZ_SEARCH_KEY": true}
+var secretNames = map[string]bool{"GTC_AZ_SEARCH_KEY": true, "GTC_EXPORT_BLOB_CONNECTION_STRING": true, "GTC_EXPORT_BLOB_ACCOUNT_KEY": true}
 
 // Problems collects every invalid setting; Error prints one per line.
 type Problems []string
@@ -330,8 +346,77 @@ func (c *Config) Validate() Problems {
 	if err := checkWritableDir(c.DataDir); err != nil {
 		p = append(p, fmt.Sprintf("GTC_DATA_DIR=%q: %v", c.DataDir, err))
 	}
+	p = append(p, c.validateExport()...)
 	return p
 }
+
+var containerRE = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$`)
+
+// validateExport checks the export settings (rules 1, 2, 7 and 12 of §6.3). The processor
+// names and internal fields are checked against the registry when it is built.
+func (c *Config) validateExport() Problems {
+	var p Problems
+	between := func(name string, v, lo, hi int) {
+		if v < lo || v > hi {
+			p = append(p, fmt.Sprintf("%s=%d: must be between %d and %d", name, v, lo, hi))
+		}
+	}
+	between("GTC_EXPORT_PAGE_SIZE", c.ExportPageSize, 1, 1000)
+	between("GTC_EXPORT_WRITE_CONCURRENCY", c.ExportWriteConcurrency, 1, 64)
+	between("GTC_EXPORT_MAX_CONCURRENT", c.ExportMaxConcurrent, 1, 32)
+	if c.ExportTimeout <= 0 {
+		p = append(p, fmt.Sprintf("GTC_EXPORT_TIMEOUT=%s: must be a positive duration", c.ExportTimeout))
+	}
+	switch c.ExportStorageBackend {
+	case "local":
+		if c.ExportLocalDir != "" {
+			if err := checkWritableDir(c.ExportLocalDir); err != nil {
+				p = append(p, fmt.Sprintf("GTC_EXPORT_LOCAL_DIR=%q: %v", c.ExportLocalDir, err))
+			}
+		}
+	case "blob":
+		name := c.ExportBlobContainer
+		if name == "" {
+			p = append(p, "GTC_EXPORT_STORAGE_BACKEND=blob needs GTC_EXPORT_BLOB_CONTAINER")
+		} else if len(name) < 3 || len(name) > 63 || !containerRE.MatchString(name) || strings.Contains(name, "--") {
+			p = append(p, fmt.Sprintf("GTC_EXPORT_BLOB_CONTAINER=%q: must be 3-63 lower-case letters, digits and single hyphens, starting and ending with a letter or digit", name))
+		}
+		cs, url, key, acct := c.ExportBlobConnectionString, c.ExportBlobAccountURL, c.ExportBlobAccountKey, c.ExportBlobAccountName
+		switch {
+		case cs != "" && (url != "" || key != "" || acct != ""):
+			p = append(p, "GTC_EXPORT_BLOB_CONNECTION_STRING cannot be combined with GTC_EXPORT_BLOB_ACCOUNT_URL, _ACCOUNT_KEY or _ACCOUNT_NAME: set one credential source")
+		case cs == "" && url == "":
+			p = append(p, "GTC_EXPORT_STORAGE_BACKEND=blob needs GTC_EXPORT_BLOB_ACCOUNT_URL (managed identity or a key) or GTC_EXPORT_BLOB_CONNECTION_STRING")
+		case cs == "" && strings.HasPrefix(strings.ToLower(url), "http://") && key == "":
+			p = append(p, "GTC_EXPORT_BLOB_ACCOUNT_URL uses http://: Azure credentials are only sent over https, so set GTC_EXPORT_BLOB_ACCOUNT_KEY or use https")
+		case cs == "" && !strings.HasPrefix(strings.ToLower(url), "http://") && !strings.HasPrefix(strings.ToLower(url), "https://"):
+			p = append(p, fmt.Sprintf("GTC_EXPORT_BLOB_ACCOUNT_URL=%q: must be an http(s) URL", url))
+		}
+	default:
+		p = append(p, fmt.Sprintf("GTC_EXPORT_STORAGE_BACKEND=%q: must be one of local, blob", c.ExportStorageBackend))
+	}
+	if c.ExportStorageBackend == "blob" && c.ExportBlobConnectionString == "" && c.ExportBlobURLless() {
+		p = append(p, "GTC_EXPORT_BLOB_ACCOUNT_KEY and GTC_EXPORT_BLOB_ACCOUNT_NAME need GTC_EXPORT_BLOB_ACCOUNT_URL")
+	}
+	return p
+}
+
+// ExportBlobURLless reports a key or account name set without the account URL.
+func (c *Config) ExportBlobURLless() bool {
+	return c.ExportBlobAccountURL == "" && (c.ExportBlobAccountKey != "" || c.ExportBlobAccountName != "")
+}
+
+// ExportLocalRoot is the root of local artifact storage: GTC_EXPORT_LOCAL_DIR, else
+// GTC_DATA_DIR.
+func (c *Config) ExportLocalRoot() string {
+	if c.ExportLocalDir != "" {
+		return c.ExportLocalDir
+	}
+	return c.DataDir
+}
+
+// TempDir is where exports keep their temporary files: $GTC_DATA_DIR/tmp.
+func (c *Config) TempDir() string { return filepath.Join(c.DataDir, "tmp") }
 
 // Warnings lists settings that are valid but probably not what was meant (§6.3): they are
 // logged once at startup.
@@ -345,6 +430,22 @@ func (c *Config) Warnings() []string {
 	}
 	if _, ignored := gtc.ParseAllocation(c.SamplingAllocation); len(ignored) > 0 {
 		w = append(w, "GTC_SAMPLING_ALLOCATION: ignored entries (want prefix:weight with a positive weight): "+strings.Join(ignored, ", "))
+	}
+	if c.ExportStorageBackend == "local" {
+		var set []string
+		for name, v := range map[string]string{
+			"GTC_EXPORT_BLOB_ACCOUNT_URL": c.ExportBlobAccountURL, "GTC_EXPORT_BLOB_CONTAINER": c.ExportBlobContainer,
+			"GTC_EXPORT_BLOB_CONNECTION_STRING": c.ExportBlobConnectionString, "GTC_EXPORT_BLOB_ACCOUNT_KEY": c.ExportBlobAccountKey,
+			"GTC_EXPORT_BLOB_ACCOUNT_NAME": c.ExportBlobAccountName,
+		} {
+			if v != "" {
+				set = append(set, name)
+			}
+		}
+		if len(set) > 0 {
+			sort.Strings(set)
+			w = append(w, strings.Join(set, ", ")+" set, but GTC_EXPORT_STORAGE_BACKEND=local: exports go to "+c.ExportLocalRoot()+", not to Blob Storage")
+		}
 	}
 	if !c.EasyAuth() && (len(c.EzauthAllowedEmailDomains) > 0 || len(c.EzauthAllowedObjectIds) > 0 || len(c.EzauthAllowAnonymousPaths) > 0) {
 		w = append(w, "Easy Auth allow-lists are set but the server runs in dev mode, where they have no effect")

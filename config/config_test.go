@@ -28,6 +28,10 @@ var specNames = []string{
 	"GTC_REQUIRE_REFERENCE_VISIT", "GTC_REQUIRE_KEY_PARAGRAPH", "GTC_SELF_SERVE_LIMIT", "GTC_SELF_SERVE_MAX", "GTC_TRUSTED_REFERENCE_DOMAINS",
 	"GTC_PAGINATION_MIN_LIMIT", "GTC_PAGINATION_MAX_LIMIT", "GTC_SAMPLING_ALLOCATION", "GTC_PII_DETECTION_ENABLED",
 	"GTC_DUPLICATE_DETECTION_ENABLED",
+	"GTC_EXPORT_PROCESSOR_ORDER", "GTC_EXPORT_STORAGE_BACKEND", "GTC_EXPORT_LOCAL_DIR", "GTC_EXPORT_BLOB_ACCOUNT_URL",
+	"GTC_EXPORT_BLOB_CONTAINER", "GTC_EXPORT_BLOB_CONNECTION_STRING", "GTC_EXPORT_BLOB_ACCOUNT_KEY", "GTC_EXPORT_BLOB_ACCOUNT_NAME",
+	"GTC_EXPORT_BLOB_CREATE_CONTAINER", "GTC_EXPORT_PAGE_SIZE", "GTC_EXPORT_WRITE_CONCURRENCY", "GTC_EXPORT_MAX_CONCURRENT",
+	"GTC_EXPORT_TIMEOUT", "GTC_EXPORT_INTERNAL_FIELDS",
 	"GTC_SEARCH_BACKEND", "GTC_AZ_SEARCH_ENDPOINT", "GTC_AZ_SEARCH_INDEX", "GTC_AZ_SEARCH_KEY", "GTC_AZ_SEARCH_API_VERSION",
 	"GTC_SEARCH_FIELD_URL", "GTC_SEARCH_FIELD_TITLE", "GTC_SEARCH_FIELD_CHUNK",
 }
@@ -215,4 +219,66 @@ func TestDataDirMustBeWritable(t *testing.T) {
 	_, err := Load()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "GTC_DATA_DIR=")
+}
+
+func TestExportSettings(t *testing.T) {
+	dir := cleanEnv(t)
+	c, err := Load()
+	require.NoError(t, err)
+	assert.Equal(t, "local", c.ExportStorageBackend)
+	assert.Equal(t, dir, c.ExportLocalRoot(), "local exports default to the data directory")
+	assert.Equal(t, filepath.Join(dir, "tmp"), c.TempDir())
+	assert.Equal(t, 200, c.ExportPageSize)
+	assert.Equal(t, 8, c.ExportWriteConcurrency)
+	assert.Equal(t, 2, c.ExportMaxConcurrent)
+	assert.Equal(t, 30*time.Minute, c.ExportTimeout.D())
+	assert.Equal(t, "_etag,docType,assignedTo,assignedAt,updatedBy,createdBy,comment,tracePayload", c.ExportInternalFields)
+
+	const cs = "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;"
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string // "" = valid
+	}{
+		{"connection string", map[string]string{"GTC_EXPORT_STORAGE_BACKEND": "blob", "GTC_EXPORT_BLOB_CONTAINER": "gtc-exports", "GTC_EXPORT_BLOB_CONNECTION_STRING": cs}, ""},
+		{"managed identity", map[string]string{"GTC_EXPORT_STORAGE_BACKEND": "blob", "GTC_EXPORT_BLOB_CONTAINER": "gtc-exports", "GTC_EXPORT_BLOB_ACCOUNT_URL": "https://acct.blob.core.windows.net"}, ""},
+		{"shared key over http", map[string]string{"GTC_EXPORT_STORAGE_BACKEND": "blob", "GTC_EXPORT_BLOB_CONTAINER": "gtc-exports", "GTC_EXPORT_BLOB_ACCOUNT_URL": "http://127.0.0.1:10000/devstoreaccount1", "GTC_EXPORT_BLOB_ACCOUNT_KEY": "a2V5"}, ""},
+		{"unknown backend", map[string]string{"GTC_EXPORT_STORAGE_BACKEND": "s3"}, `GTC_EXPORT_STORAGE_BACKEND="s3": must be one of local, blob`},
+		{"no container", map[string]string{"GTC_EXPORT_STORAGE_BACKEND": "blob", "GTC_EXPORT_BLOB_CONNECTION_STRING": cs}, "needs GTC_EXPORT_BLOB_CONTAINER"},
+		{"bad container", map[string]string{"GTC_EXPORT_STORAGE_BACKEND": "blob", "GTC_EXPORT_BLOB_CONTAINER": "Exports--x", "GTC_EXPORT_BLOB_CONNECTION_STRING": cs}, "GTC_EXPORT_BLOB_CONTAINER=\"Exports--x\""},
+		{"no credential", map[string]string{"GTC_EXPORT_STORAGE_BACKEND": "blob", "GTC_EXPORT_BLOB_CONTAINER": "gtc-exports"}, "needs GTC_EXPORT_BLOB_ACCOUNT_URL"},
+		{"ambiguous", map[string]string{"GTC_EXPORT_STORAGE_BACKEND": "blob", "GTC_EXPORT_BLOB_CONTAINER": "gtc-exports", "GTC_EXPORT_BLOB_CONNECTION_STRING": cs, "GTC_EXPORT_BLOB_ACCOUNT_URL": "https://a.blob.core.windows.net"}, "cannot be combined"},
+		{"token over http", map[string]string{"GTC_EXPORT_STORAGE_BACKEND": "blob", "GTC_EXPORT_BLOB_CONTAINER": "gtc-exports", "GTC_EXPORT_BLOB_ACCOUNT_URL": "http://a.example"}, "only sent over https"},
+		{"key without url", map[string]string{"GTC_EXPORT_STORAGE_BACKEND": "blob", "GTC_EXPORT_BLOB_CONTAINER": "gtc-exports", "GTC_EXPORT_BLOB_ACCOUNT_KEY": "a2V5"}, "needs GTC_EXPORT_BLOB_ACCOUNT_URL"},
+		{"page size", map[string]string{"GTC_EXPORT_PAGE_SIZE": "1001"}, "GTC_EXPORT_PAGE_SIZE=1001: must be between 1 and 1000"},
+		{"write concurrency", map[string]string{"GTC_EXPORT_WRITE_CONCURRENCY": "0"}, "GTC_EXPORT_WRITE_CONCURRENCY=0: must be between 1 and 64"},
+		{"max concurrent", map[string]string{"GTC_EXPORT_MAX_CONCURRENT": "33"}, "GTC_EXPORT_MAX_CONCURRENT=33: must be between 1 and 32"},
+		{"timeout", map[string]string{"GTC_EXPORT_TIMEOUT": "-1s"}, "GTC_EXPORT_TIMEOUT=-1s: must be a positive duration"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cleanEnv(t)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			_, err := Load()
+			if tc.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+
+	cleanEnv(t)
+	t.Setenv("GTC_EXPORT_BLOB_CONTAINER", "gtc-exports")
+	t.Setenv("GTC_EXPORT_BLOB_CONNECTION_STRING", cs)
+	c, err = Load()
+	require.NoError(t, err)
+	require.Len(t, c.Warnings(), 1)
+	assert.Contains(t, c.Warnings()[0], "GTC_EXPORT_STORAGE_BACKEND=local")
+	var b strings.Builder
+	require.NoError(t, c.Print(&b))
+	assert.Contains(t, b.String(), "GTC_EXPORT_BLOB_CONNECTION_STRING=***\n")
+	assert.NotContains(t, b.String(), "a2V5")
 }
