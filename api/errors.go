@@ -40,6 +40,12 @@ var statusOf = map[string]int{
 	gtc.CodeInternal:               http.StatusInternalServerError,
 	gtc.CodeStoreUnavailable:       http.StatusServiceUnavailable,
 	gtc.CodeNotReady:               http.StatusServiceUnavailable,
+	gtc.CodeUnknownFormat:          http.StatusBadRequest,
+	gtc.CodeUnknownProcessor:       http.StatusBadRequest,
+	gtc.CodeDuplicateProcessor:     http.StatusBadRequest,
+	gtc.CodeExportRecordInvalid:    http.StatusBadRequest,
+	gtc.CodeStorageError:           http.StatusInternalServerError,
+	gtc.CodeExportBusy:             http.StatusServiceUnavailable,
 }
 
 // errorBody is the JSON of every response with status ≥ 400.

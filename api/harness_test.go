@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +25,8 @@ import (
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/api"
 	"github.com/gtc-dev/gtc/api/openapi"
+	"github.com/gtc-dev/gtc/export"
+	"github.com/gtc-dev/gtc/storage/localfs"
 	"github.com/gtc-dev/gtc/storage/sqlite"
 	"github.com/gtc-dev/gtc/tagging"
 )
@@ -39,6 +42,29 @@ type harness struct {
 	clock  *gtc.FakeClock
 	router routers.Router
 	cur    *gtc.Curator
+	exp    *export.Exporter
+	arts   string // root of the local artifact store
+}
+
+func init() {
+	// The export downloads that are not JSON: every JSON Lines line must be a JSON object;
+	// both are then checked as the strings the document says they are.
+	openapi3filter.RegisterBodyDecoder("application/x-ndjson", func(body io.Reader, h http.Header, s *openapi3.SchemaRef, enc openapi3filter.EncodingFn) (any, error) {
+		data, err := io.ReadAll(body)
+		if err != nil {
+			return nil, err
+		}
+		for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+			var rec map[string]any
+			if line != "" || len(data) > 0 {
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
+					return nil, fmt.Errorf("line %d is not a JSON object: %w", i+1, err)
+				}
+			}
+		}
+		return string(data), nil
+	})
+	openapi3filter.RegisterBodyDecoder("text/csv", openapi3filter.PlainBodyDecoder)
 }
 
 // serve starts srv behind httptest for a test.
@@ -88,10 +114,18 @@ func newHarnessWith(t *testing.T, curMod func(*gtc.CuratorDeps), mods ...func(*a
 	}
 	jobs := gtc.NewJobs(clock, 2, time.Hour)
 	t.Cleanup(jobs.Close)
-	srv := api.New(api.Deps{Curator: cur, Jobs: jobs, Search: gtc.NewReferenceSearch(st.Items(), 200)}, opts)
+	arts := t.TempDir()
+	local, err := localfs.Open(arts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = local.Close() })
+	pr, fr := export.Builtins([]string{"_etag", "assignedTo"})
+	exp, err := export.New(export.Config{Items: st.Items(), Artifacts: local, Clock: clock, Processors: pr, Formatters: fr,
+		PageSize: 50, MaxConcurrent: 2, BusyWait: 200 * time.Millisecond, TempDir: filepath.Join(arts, "tmp")})
+	require.NoError(t, err)
+	srv := api.New(api.Deps{Curator: cur, Jobs: jobs, Search: gtc.NewReferenceSearch(st.Items(), 200), Exporter: exp}, opts)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	h := &harness{t: t, srv: ts, api: srv, store: st, clock: clock, cur: cur}
+	h := &harness{t: t, srv: ts, api: srv, store: st, clock: clock, cur: cur, exp: exp, arts: arts}
 	h.loadDocument()
 	return h
 }

@@ -34,6 +34,11 @@ func (s *Server) routes() {
 	add(http.MethodPut, p+"/ground-truths/:datasetName/:bucket/:item_id", s.handlePutItem)
 	add(http.MethodDelete, p+"/ground-truths/:datasetName/:bucket/:item_id", s.handleDeleteItem)
 	add(http.MethodPost, p+"/ground-truths/recompute-tags", s.handleRecompute)
+	add(http.MethodGet, p+"/ground-truths/snapshot", s.handleGetSnapshot)
+	add(http.MethodPost, p+"/ground-truths/snapshot", s.handlePostSnapshot)
+	add(http.MethodGet, p+"/exports", s.handleListExports)
+	add(http.MethodGet, p+"/exports/:snapshotId", s.handleGetManifest)
+	add(http.MethodGet, p+"/exports/:snapshotId/files/:name", s.handleGetExportFile)
 	add(http.MethodGet, p+"/jobs/:id", s.handleGetJob)
 
 	add(http.MethodPost, p+"/assignments/self-serve", s.handleSelfServe)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/api/openapi"
+	"github.com/gtc-dev/gtc/export"
 )
 
 // FrontendConfig is what GET /v1/config tells the curator web frontend (api.md §3.3).
@@ -42,6 +43,9 @@ type Options struct {
 	PaginationMinLimit int
 	PaginationMaxLimit int
 	Version            string
+	// ExportTimeout is the deadline of an export request or an export file download
+	// (GTC_EXPORT_TIMEOUT); they do not run under RequestTimeout.
+	ExportTimeout time.Duration
 }
 
 // Server is the HTTP API. Build it with New and serve Handler().
@@ -50,6 +54,8 @@ type Server struct {
 	cur      *gtc.Curator
 	jobs     *gtc.Jobs
 	search   gtc.SearchProvider
+	exp      *export.Exporter
+	long     map[string]bool // routes that run under ExportTimeout
 	log      *slog.Logger
 	e        *echo.Echo
 	draining atomic.Bool
@@ -65,7 +71,9 @@ type Deps struct {
 	Curator *gtc.Curator
 	Jobs    *gtc.Jobs          // background jobs; nil makes a runner of 2 with 24 h retention
 	Search  gtc.SearchProvider // reference search; nil answers no results
-	Log     *slog.Logger       // nil discards
+	// Exporter runs exports and reads stored snapshots; nil answers the export routes 503.
+	Exporter *export.Exporter
+	Log      *slog.Logger // nil discards
 }
 
 // New builds the server and its routes.
@@ -95,7 +103,8 @@ func New(d Deps, opts Options) *Server {
 	if d.Search == nil {
 		d.Search = gtc.NoSearch{}
 	}
-	s := &Server{opts: opts, cur: cur, jobs: d.Jobs, search: d.Search, log: log}
+	s := &Server{opts: opts, cur: cur, jobs: d.Jobs, search: d.Search, exp: d.Exporter, log: log}
+	s.long = s.exportRoutes()
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
@@ -159,13 +168,21 @@ func (s *Server) base(next echo.HandlerFunc) echo.HandlerFunc {
 		if p == s.opts.Prefix || strings.HasPrefix(p, s.opts.Prefix+"/") || p == "/healthz" || p == "/readyz" {
 			h.Set("Cache-Control", "no-store")
 		}
-		if s.opts.RequestTimeout > 0 {
+		if s.opts.RequestTimeout > 0 && !s.long[c.Path()] {
 			ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
 			defer cancel()
 			c.SetRequest(r.WithContext(ctx))
 		}
 		defer func() {
 			if rec := recover(); rec != nil {
+				if rec == http.ErrAbortHandler {
+					// A response that has started and cannot be finished: net/http drops the
+					// connection without the final chunk, so the client sees a cut body.
+					s.log.WarnContext(r.Context(), "request", "request_id", id, "method", r.Method, "route", c.Path(),
+						"path", r.URL.Path, "status", c.Response().Status, "aborted", true,
+						"duration_ms", float64(time.Since(start).Microseconds())/1000, "bytes_out", c.Response().Size)
+					panic(rec)
+				}
 				s.log.ErrorContext(r.Context(), "panic in handler", "request_id", id, "panic", rec)
 				err = &gtc.Error{Code: gtc.CodeInternal, Message: "Internal server error"}
 			}

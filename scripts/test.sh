@@ -151,3 +151,9 @@ export GTC_TEST_REQUIRE_SERVERS=1
 if [ "$#" -eq 0 ]; then set -- ./...; fi
 echo "go test -race -count=1 -parallel 8 $*"
 go test -race -count=1 -parallel 8 "$@"
+# Memory measurements take minutes under the race detector, so they skip there and run
+# here without it.
+if [ "$*" = ./... ]; then
+  echo "go test -count=1 -run 'TestMemory' ./..."
+  go test -count=1 -run 'TestMemory' ./...
+fi

@@ -26,8 +26,14 @@ func Document(prefix, version string) *Doc {
 	for name, s := range componentSchemas() {
 		schemas[name] = s.set("title", name)
 	}
+	for name, s := range exportSchemas() {
+		schemas[name] = s.set("title", name)
+	}
 	pathItems := schema{}
 	for path, item := range paths(prefix) {
+		pathItems[path] = item
+	}
+	for path, item := range exportPaths(prefix) {
 		pathItems[path] = item
 	}
 	root := schema{
@@ -49,6 +55,7 @@ func Document(prefix, version string) *Doc {
 			{"name": "tags", "description": "The tag vocabulary, the tag schema and the glossary."},
 			{"name": "datasets", "description": "Datasets and their curation instructions."},
 			{"name": "search", "description": "Reference search."},
+			{"name": "exports", "description": "Exports of items as downloads, streams or snapshots in export storage, and the stored snapshots."},
 		},
 		"paths": pathItems,
 		"components": schema{

@@ -80,6 +80,10 @@ func TestPaths(t *testing.T) {
 				prefix + "/assignments/{dataset}/{bucket}/{item_id}/assign":    {"POST"},
 				prefix + "/assignments/{dataset}/{bucket}/{item_id}/duplicate": {"POST"},
 				prefix + "/search":                                             {"GET"},
+				prefix + "/ground-truths/snapshot":                             {"GET", "POST"},
+				prefix + "/exports":                                            {"GET"},
+				prefix + "/exports/{snapshotId}":                               {"GET"},
+				prefix + "/exports/{snapshotId}/files/{name}":                  {"GET"},
 			}
 			d := openapi.Document(prefix, "dev")
 			assert.Equal(t, want, d.Paths())
@@ -104,8 +108,12 @@ var requiredComponents = []string{
 	"TagDefinitionDTO", "TagDefinitionRequest", "TagDefinitionResponse",
 	// Assignments (§3.6) and search (§3.9).
 	"SelfServeResponse", "AssignItemRequest", "SearchResponse",
+	// Exports (§3.10).
+	"SnapshotExportRequest", "ExportFilters", "ExportDeliveryOptions", "SnapshotArtifactResponse",
+	"SnapshotManifest", "SnapshotSummary",
 	// Ours, not in the §3.2.1 list.
-	"SelfServeRequest", "SearchResult", "AssignmentConflictError",
+	"SelfServeRequest", "SearchResult", "AssignmentConflictError", "SnapshotPayload", "SnapshotListResponse",
+	"SnapshotFile",
 }
 
 func TestComponentSchemas(t *testing.T) {
@@ -516,6 +524,11 @@ func TestOperations(t *testing.T) {
 		{"POST", assigned + "/assign", []int{200}, append(slices.Clone(body), 400, 404, 409), true},
 		{"POST", assigned + "/duplicate", []int{201}, append(slices.Clone(store), 400, 404), true},
 		{"GET", "/v1/search", []int{200}, append(slices.Clone(store), 400, 502), false},
+		{"GET", "/v1/ground-truths/snapshot", []int{200}, append(slices.Clone(store), 400), false},
+		{"POST", "/v1/ground-truths/snapshot", []int{200}, append(slices.Clone(store), 400), false},
+		{"GET", "/v1/exports", []int{200}, append(slices.Clone(store), 400), false},
+		{"GET", "/v1/exports/{snapshotId}", []int{200}, append(slices.Clone(store), 404), false},
+		{"GET", "/v1/exports/{snapshotId}/files/{name}", []int{200}, append(slices.Clone(store), 404), false},
 	}
 	declaredTags := map[string]bool{}
 	for _, tag := range loaded.Tags {
@@ -573,10 +586,14 @@ func TestOperations(t *testing.T) {
 				} else {
 					assert.NotContains(t, r.Headers, "Location")
 				}
-				if tc.etag {
+				switch {
+				case tc.etag:
 					require.Contains(t, r.Headers, "ETag")
 					assert.True(t, r.Headers["ETag"].Value.Required)
-				} else {
+				case strings.HasSuffix(tc.path, "/files/{name}"):
+					require.Contains(t, r.Headers, "ETag", "the file's sha256, when the manifest has it")
+					assert.False(t, r.Headers["ETag"].Value.Required)
+				default:
 					assert.NotContains(t, r.Headers, "ETag")
 				}
 			}
@@ -720,6 +737,8 @@ func TestRequestBodies(t *testing.T) {
 		{"POST", assigned + "/assign", "AssignItemRequest", true},
 		{"POST", assigned + "/duplicate", "", false},
 		{"GET", "/v1/search", "", false},
+		{"POST", "/v1/ground-truths/snapshot", "SnapshotExportRequest", true},
+		{"GET", "/v1/ground-truths/snapshot", "", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
