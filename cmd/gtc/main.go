@@ -94,6 +94,8 @@ Commands:
   seed      fill the store with generated demo items (flags: --items N --datasets D --seed S --if-empty)
   recompute-tags
             refresh the stored computed tags (flags: --dataset D --status S --dry-run --json --progress MODE --report FILE)
+  export    export items to a file, stdout or export storage; list, show, get and prune stored
+            snapshots (gtc export help)
   version   print the version
 
 Settings come from GTC_* environment variables; see README.md.
@@ -113,6 +115,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runSeed(ctx, rest, stdout, stderr)
 	case "recompute-tags":
 		return runRecompute(ctx, rest, stdout, stderr)
+	case "export":
+		return runExport(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, version)
 		return nil

@@ -38,10 +38,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	jobs := gtc.NewJobs(gtc.SystemClock{}, cfg.MaxConcurrentJobs, cfg.JobRetention.D())
-	search, backend, err := searchProvider(cfg, a.store)
-	if err != nil {
-		return fatal(err)
-	}
 	defer func() {
 		if err := a.Close(); err != nil {
 			log.Error("closing the store", "err", err)
@@ -49,8 +45,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			log.Info("store closed")
 		}
 	}()
+	search, backend, err := a.searchProvider()
+	if err != nil {
+		return fatal(err)
+	}
+	exp, err := a.exporter(ctx)
+	if err != nil {
+		return err
+	}
 
-	srv := api.New(api.Deps{Curator: a.curator, Jobs: jobs, Search: search, Log: log}, serverOptions(cfg))
+	srv := api.New(api.Deps{Curator: a.curator, Jobs: jobs, Search: search, Exporter: exp, Log: log}, serverOptions(cfg))
 	if err := srv.EnableStatic(api.StaticOptions{Dir: cfg.FrontendDir, Index: cfg.FrontendIndex, CacheSeconds: cfg.FrontendCacheSeconds}); err != nil {
 		return fatal(err)
 	}
@@ -66,7 +70,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	log.Info("gtc is serving", "url", displayURL(ln.Addr()), "api", displayURL(ln.Addr())+cfg.APIPrefix,
-		"store", a.store.Backend(), "database", cfg.SQLitePath(), "search", backend, "version", version)
+		"store", a.store.Backend(), "database", cfg.SQLitePath(), "search", backend,
+		"exports", cfg.ExportStorageBackend, "version", version)
 
 	select {
 	case err := <-serveErr:
@@ -112,6 +117,7 @@ func serverOptions(cfg *config.Config) api.Options {
 		PaginationMinLimit: cfg.PaginationMinLimit,
 		PaginationMaxLimit: cfg.PaginationMaxLimit,
 		Version:            version,
+		ExportTimeout:      cfg.ExportTimeout.D(),
 	}
 }
 

@@ -3,32 +3,130 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"sync"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/config"
+	"github.com/gtc-dev/gtc/export"
 	"github.com/gtc-dev/gtc/storage/azsearch"
+	"github.com/gtc-dev/gtc/storage/blob"
+	"github.com/gtc-dev/gtc/storage/localfs"
 	"github.com/gtc-dev/gtc/storage/sqlite"
 	"github.com/gtc-dev/gtc/tagging"
 )
 
 // app is everything a command needs, built once from the settings.
 type app struct {
-	cfg     *config.Config
-	log     *slog.Logger
-	store   gtc.Store
-	tagger  *tagging.Pipeline
-	curator *gtc.Curator
+	cfg      *config.Config
+	log      *slog.Logger
+	store    gtc.Store
+	tagger   *tagging.Pipeline
+	curator  *gtc.Curator
+	clock    gtc.Clock
+	closers  []func() error
+	credOnce sync.Once
+	cred     azcore.TokenCredential
+	credErr  error
 }
 
 func (a *app) Close() error {
-	if a.store != nil {
-		return a.store.Close()
+	var errs []error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		errs = append(errs, a.closers[i]())
 	}
-	return nil
+	if a.store != nil {
+		errs = append(errs, a.store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// credential is the one DefaultAzureCredential of the process, shared by every Azure client
+// so that they share one token cache. GTC_AZURE_CLIENT_ID selects a user-assigned identity.
+func (a *app) credential() (azcore.TokenCredential, error) {
+	a.credOnce.Do(func() { a.cred, a.credErr = azsearch.NewDefaultCredential(a.cfg.AzureClientID) })
+	return a.cred, a.credErr
+}
+
+// artifactStore opens the export storage of GTC_EXPORT_STORAGE_BACKEND and runs its startup
+// check (export-storage-migration.md §2.3–§2.5). An unreachable Blob service is a warning:
+// the server starts and the export routes answer 503 until storage answers.
+func (a *app) artifactStore(ctx context.Context) (gtc.ArtifactStore, error) {
+	cfg := a.cfg
+	if cfg.ExportStorageBackend != "blob" {
+		st, err := localfs.Open(cfg.ExportLocalRoot())
+		if err != nil {
+			return nil, fatal(err)
+		}
+		a.closers = append(a.closers, st.Close)
+		return st, nil
+	}
+	opts := blob.Options{
+		Container: cfg.ExportBlobContainer, ConnectionString: cfg.ExportBlobConnectionString,
+		AccountURL: cfg.ExportBlobAccountURL, AccountKey: cfg.ExportBlobAccountKey, AccountName: cfg.ExportBlobAccountName,
+		Logger: a.log,
+	}
+	if opts.ConnectionString == "" && opts.AccountKey == "" {
+		cred, err := a.credential()
+		if err != nil {
+			return nil, fatal(fmt.Errorf("azure credential for export storage: %w", err))
+		}
+		opts.Credential = cred
+	}
+	st, err := blob.New(opts)
+	if err != nil {
+		return nil, fatal(err)
+	}
+	a.log.Info("export storage is Azure Blob Storage", "account", st.Account(), "container", st.Container())
+	if err := st.Check(ctx, bool(cfg.ExportBlobCreateContainer)); err != nil {
+		if !errors.Is(err, gtc.ErrStorageUnavailable) {
+			return nil, fatal(err)
+		}
+		a.log.Warn("export storage is not reachable; exports answer 503 until it is", "err", err)
+	}
+	return st, nil
+}
+
+// exporter builds the export pipeline: registries, the default chain (checked against the
+// registry, §1.6), the artifact store, and the removal of temporary files a crash left.
+func (a *app) exporter(ctx context.Context) (*export.Exporter, error) {
+	cfg := a.cfg
+	fields, err := export.ParseInternalFields(cfg.ExportInternalFields)
+	if err != nil {
+		return nil, fatal(err)
+	}
+	chain, err := export.ParseProcessorOrder(cfg.ExportProcessorOrder)
+	if err != nil {
+		return nil, fatal(err)
+	}
+	procs, formats := export.Builtins(fields)
+	if err := export.CheckProcessorOrder(procs, chain); err != nil {
+		return nil, fatal(err)
+	}
+	arts, err := a.artifactStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n, err := export.CleanTemp(cfg.TempDir()); err != nil {
+		a.log.Warn("could not remove old temporary export files", "dir", cfg.TempDir(), "err", err)
+	} else if n > 0 {
+		a.log.Info("removed temporary export files left by an earlier run", "dir", cfg.TempDir(), "files", n)
+	}
+	x, err := export.New(export.Config{
+		Items: a.store.Items(), Artifacts: arts, Clock: a.clock, Processors: procs, Formatters: formats,
+		DefaultChain: chain, PageSize: cfg.ExportPageSize, WriteConcurrency: cfg.ExportWriteConcurrency,
+		MaxConcurrent: cfg.ExportMaxConcurrent, TempDir: cfg.TempDir(), Log: a.log,
+	})
+	if err != nil {
+		return nil, fatal(err)
+	}
+	return x, nil
 }
 
 // loadConfig reads and validates the settings; problems are fatal (exit 3).
@@ -129,12 +227,13 @@ func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger, maintenan
 		SelfServe:      gtc.SelfServeOptions{DefaultLimit: cfg.SelfServeLimit, MaxLimit: cfg.SelfServeMax, Allocation: alloc},
 		Import:         gtc.ImportChecks{PII: bool(cfg.PiiDetectionEnabled), Duplicates: bool(cfg.DuplicateDetectionEnabled)},
 	})
-	return &app{cfg: cfg, log: log, store: st, tagger: pipeline, curator: cur}, nil
+	return &app{cfg: cfg, log: log, store: st, tagger: pipeline, curator: cur, clock: clock}, nil
 }
 
 // searchProvider builds the reference search of GTC_SEARCH_BACKEND (api.md §3.9): auto is
 // Azure AI Search when its endpoint and index are set, else the built-in reference search.
-func searchProvider(cfg *config.Config, st gtc.Store) (gtc.SearchProvider, string, error) {
+func (a *app) searchProvider() (gtc.SearchProvider, string, error) {
+	cfg, st := a.cfg, a.store
 	backend := cfg.SearchBackend
 	if backend == "auto" {
 		backend = "references"
@@ -151,7 +250,7 @@ func searchProvider(cfg *config.Config, st gtc.Store) (gtc.SearchProvider, strin
 			FieldURL: cfg.SearchFieldURL, FieldTitle: cfg.SearchFieldTitle, FieldChunk: cfg.SearchFieldChunk,
 		}
 		if opts.Key == "" {
-			cred, err := azsearch.NewDefaultCredential(cfg.AzureClientID)
+			cred, err := a.credential()
 			if err != nil {
 				return nil, backend, fmt.Errorf("azure credential for the search service: %w", err)
 			}
