@@ -44,7 +44,7 @@ func BenchmarkRecordRaw(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := project(rec); err != nil {
+		if err := rec.projectRaw(); err != nil {
 			b.Fatal(err)
 		}
 		out = rec.appendTo(out[:0])

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/gtc-dev/gtc"
@@ -410,4 +412,180 @@ func (c *canon) object(dst []byte, depth int) ([]byte, error) {
 		dst = append(dst, buf[m.vstart:m.vend]...)
 	}
 	return append(dst, '}'), nil
+}
+
+// projectRaw is the projection on the fast path (the rag-compat reader of projection.go on
+// canonical bytes): only plugins["rag-compat"].data.references is looked at, and entries
+// are copied as bytes unless their url needs trimming.
+func (r *rawRecord) projectRaw() error {
+	var refs [][]byte
+	if i := r.find("plugins"); i >= 0 {
+		list := lookupPath(r.members[i].val, "rag-compat", "data", "references")
+		for _, el := range arrayElements(list) {
+			if len(el) == 0 || el[0] != '{' {
+				continue
+			}
+			u := lookupPath(el, "url")
+			if len(u) == 0 || u[0] != '"' {
+				continue
+			}
+			v, err := DecodeJSON(u)
+			if err != nil {
+				return err
+			}
+			s := v.(string)
+			t := strings.TrimSpace(s)
+			if t == "" {
+				continue
+			}
+			if t != s {
+				m, err := DecodeJSON(el)
+				if err != nil {
+					return err
+				}
+				m.(map[string]any)["url"] = t
+				if el, err = AppendJSON(nil, m); err != nil {
+					return err
+				}
+			}
+			refs = append(refs, el)
+		}
+	}
+	r.setRaw("totalReferences", strconv.AppendInt(nil, int64(len(refs)), 10))
+	if len(refs) > 0 {
+		b := append(make([]byte, 0, 256), '[')
+		for k, el := range refs {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, el...)
+		}
+		r.setRaw("references", append(b, ']'))
+	}
+	return nil
+}
+
+func (r *rawRecord) setRaw(key string, val []byte) {
+	if i := r.find(key); i >= 0 {
+		r.members[i].val = val
+		return
+	}
+	r.members = append(r.members, rawMember{key, val})
+}
+
+// lookupPath follows object keys through canonical JSON and returns the value's bytes, or
+// nil when a key is missing or a value on the way is not an object.
+func lookupPath(doc []byte, keys ...string) []byte {
+	for _, k := range keys {
+		doc = objectMember(doc, k)
+		if doc == nil {
+			return nil
+		}
+	}
+	return doc
+}
+
+// objectMember returns the bytes of member key of a compact JSON object.
+func objectMember(obj []byte, key string) []byte {
+	if len(obj) < 2 || obj[0] != '{' {
+		return nil
+	}
+	i := 1
+	for i < len(obj) && obj[i] != '}' {
+		kEnd := skipValue(obj, i)
+		if kEnd < 0 || kEnd >= len(obj) || obj[kEnd] != ':' {
+			return nil
+		}
+		vStart := kEnd + 1
+		vEnd := skipValue(obj, vStart)
+		if vEnd < 0 {
+			return nil
+		}
+		if k, ok := plainString(obj[i:kEnd]); ok && k == key || !ok && decodedEquals(obj[i:kEnd], key) {
+			return obj[vStart:vEnd]
+		}
+		i = vEnd
+		if i < len(obj) && obj[i] == ',' {
+			i++
+		}
+	}
+	return nil
+}
+
+// arrayElements splits a compact JSON array into its elements' bytes.
+func arrayElements(arr []byte) [][]byte {
+	if len(arr) < 2 || arr[0] != '[' {
+		return nil
+	}
+	var out [][]byte
+	i := 1
+	for i < len(arr) && arr[i] != ']' {
+		end := skipValue(arr, i)
+		if end < 0 {
+			return nil
+		}
+		out = append(out, arr[i:end])
+		i = end
+		if i < len(arr) && arr[i] == ',' {
+			i++
+		}
+	}
+	return out
+}
+
+// skipValue returns the end of the compact JSON value starting at b[i], or -1.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return -1
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end := skipValue(b, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' {
+		j++
+	}
+	return j
+}
+
+// plainString returns the content of a JSON string without escapes.
+func plainString(s []byte) (string, bool) {
+	if len(s) < 2 || bytes.IndexByte(s[1:len(s)-1], '\\') >= 0 {
+		return "", false
+	}
+	return string(s[1 : len(s)-1]), true
+}
+
+func decodedEquals(s []byte, key string) bool {
+	v, err := DecodeJSON(s)
+	return err == nil && v == key
 }

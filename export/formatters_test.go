@@ -219,7 +219,7 @@ func TestRawEncodersMatch(t *testing.T) {
 			var c canon
 			raw, err := buildRaw(it, &scratch, &c)
 			require.NoError(t, err)
-			require.NoError(t, project(raw))
+			require.NoError(t, raw.projectRaw())
 			require.NoError(t, e2.(rawEncoder).encodeRaw(raw))
 		}
 		require.NoError(t, e1.Close())

@@ -247,3 +247,16 @@ func TestResolve(t *testing.T) {
 	ge, _ = gtc.AsError(err)
 	assert.Equal(t, gtc.CodeInvalidStatus, ge.Code)
 }
+
+func TestProjection(t *testing.T) {
+	r := rec(`{"id":"p","plugins":{"rag-compat":{"kind":"rag-compat","data":{"references":[1,{"url":" https://a.example/x "},{"url":""},{"url":3},{"title":"t"},{"url":"https://b.example","title":"B"}]}},"other":{"data":{"references":[{"url":"https://ignored"}]}}}}`)
+	require.NoError(t, project(r))
+	assert.Equal(t, json.Number("2"), r["totalReferences"])
+	assert.Equal(t, []any{map[string]any{"url": "https://a.example/x"}, map[string]any{"url": "https://b.example", "title": "B"}}, r["references"])
+	assert.Contains(t, r["plugins"].(map[string]any), "rag-compat", "plugins stays")
+
+	none := rec(`{"id":"q","plugins":{}}`)
+	require.NoError(t, project(none))
+	assert.Equal(t, json.Number("0"), none["totalReferences"])
+	assert.NotContains(t, none, "references", "only when there is at least one")
+}

@@ -178,7 +178,18 @@ func oddItem() *gtc.Item {
 func TestFastPathMatchesRecordPath(t *testing.T) {
 	pr, _ := Builtins([]string{"_etag", "comment", "plugins"})
 	chains := [][]Processor{nil, {MergeTags{}}, {mustLookup(pr, "strip_internal"), MergeTags{}}}
-	items := []*gtc.Item{oddItem()}
+	refsItem := func(data string) *gtc.Item {
+		it := fixtureItem("refs", 7, gtc.StatusApproved)
+		it.Plugins[gtc.RAGCompatSlot] = gtc.PluginPayload{Kind: gtc.RAGCompatSlot, Version: "1.0", Data: json.RawMessage(data)}
+		it.Plugins["other"] = gtc.PluginPayload{Kind: "other", Data: json.RawMessage(`{"references":[{"url":"https://not.counted"}]}`)}
+		return it
+	}
+	items := []*gtc.Item{oddItem(),
+		refsItem(`{"references":[1,"x",{"url":7},{"url":"  "},{"title":"no url"},{"url":"\u0020https://a.example/\u00e9 ","z":{"b":1,"a":2}},{"url":"https://b.example","url2":null}],"extra":{"references":[]}}`),
+		refsItem(`{"references":{"url":"https://not.a.list"}}`),
+		refsItem(`{"refs":[{"url":"https://legacy.key"}]}`),
+		refsItem(`{"references":[]}`),
+	}
 	for i := 0; i < 50; i++ {
 		items = append(items, fixtureItem("support", i, gtc.StatusApproved))
 	}
@@ -202,7 +213,7 @@ func TestFastPathMatchesRecordPath(t *testing.T) {
 			for _, p := range chain {
 				require.NoError(t, p.(fieldProcessor).apply(raw, it.ID))
 			}
-			require.NoError(t, project(raw))
+			require.NoError(t, raw.projectRaw())
 			assert.Equal(t, string(want), string(raw.appendTo(nil)), "item %s", it.ID)
 		}
 	}

@@ -45,6 +45,10 @@ type options struct {
 	writeTime time.Duration
 	keep      bool
 	dataDir   string
+	suite     string
+	exportN   int
+	exportDir string
+	blobCS    string
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -59,8 +63,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&o.writeTime, "write-duration", 15*time.Second, "how long the write phase runs")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data directory")
 	fs.StringVar(&o.dataDir, "data-dir", "", "reuse this data directory (seeded when empty)")
+	fs.StringVar(&o.suite, "suite", "all", "what to measure: api, export or all")
+	fs.IntVar(&o.exportN, "export-items", 100000, "approved items in the export suite's store")
+	fs.StringVar(&o.exportDir, "export-data-dir", "", "reuse this data directory for the export suite (seeded when empty)")
+	fs.StringVar(&o.blobCS, "blob-connection-string", os.Getenv("GTC_BENCH_BLOB_CONNECTION_STRING"),
+		"Blob (Azurite) connection string for the Blob export figures; empty skips them")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if o.suite != "api" && o.suite != "export" && o.suite != "all" {
+		return fmt.Errorf("--suite %q: must be api, export or all", o.suite)
 	}
 	dir := o.dataDir
 	if dir == "" {
@@ -75,6 +87,25 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "gtc-bench  %s  %d CPU  %s  %s\n", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpuModel(), runtime.Version())
 	fmt.Fprintf(out, "data dir   %s\n\n", dir)
+	if o.suite != "export" {
+		if err := apiSuite(ctx, o, dir, out); err != nil {
+			return err
+		}
+	}
+	if o.suite != "api" {
+		edir := o.exportDir
+		if edir == "" {
+			edir = filepath.Join(dir, "export-suite")
+		}
+		if err := exportSuite(ctx, o, edir, out); err != nil {
+			return fmt.Errorf("export suite: %w", err)
+		}
+	}
+	return nil
+}
+
+// apiSuite measures the item API, the curation workflow and recompute on a mixed store.
+func apiSuite(ctx context.Context, o options, dir string, out io.Writer) error {
 
 	// Seed (synchronous=NORMAL only for seeding speed; the server runs with the default FULL).
 	start := time.Now()
@@ -308,7 +339,7 @@ type server struct {
 	stopRSS    chan struct{}
 }
 
-func startServer(ctx context.Context, bin, dir string) (*server, error) {
+func startServer(ctx context.Context, bin, dir string, env ...string) (*server, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -320,7 +351,7 @@ func startServer(ctx context.Context, bin, dir string) (*server, error) {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, bin, "serve")
-	cmd.Env = benchEnv(dir, fmt.Sprintf("GTC_ADDR=127.0.0.1:%d", port), "GTC_LOG_FORMAT=json")
+	cmd.Env = benchEnv(dir, append([]string{fmt.Sprintf("GTC_ADDR=127.0.0.1:%d", port), "GTC_LOG_FORMAT=json"}, env...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	s := &server{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), stopRSS: make(chan struct{})}
 	start := time.Now()

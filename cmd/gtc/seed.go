@@ -24,8 +24,12 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	seed := fs.Uint64("seed", 1, "random seed; the same seed gives the same items")
 	ifEmpty := fs.Bool("if-empty", false, "do nothing when the store already has items")
 	workers := fs.Int("concurrency", 8, "parallel writers")
+	status := fs.String("status", "", "give every item this status (default: a realistic mix)")
 	if err := fs.Parse(args); err != nil {
 		return usageError("seed: %v", err)
+	}
+	if *status != "" && !gtc.Status(*status).Valid() {
+		return usageError("seed: --status %q: must be one of %s", *status, gtc.StatusList)
 	}
 	if *items < 0 || *datasets < 1 || *workers < 1 {
 		return usageError("seed: --items must be ≥ 0, --datasets and --concurrency ≥ 1")
@@ -69,6 +73,9 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			defer wg.Done()
 			for i := range jobs {
 				it, raw := gen.item(i)
+				if *status != "" {
+					gen.force(it, gtc.Status(*status))
+				}
 				_, err := a.curator.CreateItem(wctx, it, raw)
 				switch {
 				case err == nil:
@@ -321,6 +328,27 @@ func (g *seedGenerator) item(i int) (*gtc.Item, []string) {
 		it.Status = gtc.StatusDeleted
 	}
 	return it, raw
+}
+
+// force gives an item another status with the server-managed fields that go with it.
+func (g *seedGenerator) force(it *gtc.Item, st gtc.Status) {
+	it.Status = st
+	switch st {
+	case gtc.StatusApproved:
+		rev := it.UpdatedAt
+		it.ReviewedAt = &rev
+		who := seedCurators[0]
+		it.UpdatedBy = &who
+		it.AssignedTo, it.AssignedAt = nil, nil
+	case gtc.StatusDraft:
+		it.ReviewedAt, it.UpdatedBy = nil, nil
+		it.AssignedTo, it.AssignedAt = nil, nil
+	case gtc.StatusSkipped:
+		if it.AssignedTo == nil {
+			who, at := seedCurators[1], it.UpdatedAt
+			it.AssignedTo, it.AssignedAt = &who, &at
+		}
+	}
 }
 
 func (g *seedGenerator) assign(it *gtc.Item, r *rand.Rand) {

@@ -1,0 +1,126 @@
+# scripts/servers.sh — sourced by scripts/test.sh and scripts/bench.sh: installs the test
+# servers' npm packages, starts Azurite (the Cosmos DB test server joins later) by recorded
+# process id, waits until it answers, and registers an exit trap that stops it, prints its log
+# when the run failed and removes the state directory (spec/testing-with-real-servers.md §6).
+# The caller sets root (the repository) and runs with set -euo pipefail. Afterwards
+# AZURITE_CONNECTION_STRING holds the connection string of the running Azurite.
+# Environment: AZURITE_PORT (default 10000); KEEP_STATE=1 keeps the state directory.
+tools="$root/tools/test-servers"
+
+# 1. Install the servers' npm packages when they are missing or the lock file changed.
+for tool in node npm; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "error: $tool is needed to run the test servers (Node.js 20 or newer); install it, or run \"make test-unit\" for the tests that need no servers" >&2
+    exit 1
+  fi
+done
+sha256() { if command -v sha256sum >/dev/null 2>&1; then sha256sum "$1"; else shasum -a 256 "$1"; fi | cut -d' ' -f1; }
+lock_hash=$(sha256 "$tools/package-lock.json")
+if [ ! -d "$tools/node_modules" ] || [ "$(cat "$tools/.installed" 2>/dev/null || true)" != "$lock_hash" ]; then
+  echo "installing the test servers (npm ci in tools/test-servers)"
+  rm -f "$tools/.installed"
+  npm ci --prefix "$tools" --no-audit --no-fund
+  echo "$lock_hash" >"$tools/.installed"
+fi
+
+# 2. Ports. Jobs sharing a machine set distinct ones.
+azurite_port=${AZURITE_PORT:-10000}
+# Cosmos DB test server: cosmos_port=${COSMOS_PORT:-8081} and flavor=${COSMOS_FLAVOR:-fixed}.
+
+# 3. A fresh state directory for data, logs and pid files.
+state=$(mktemp -d "${TMPDIR:-/tmp}/gtc-test.XXXXXX")
+
+# 5. The exit trap, registered before anything is started: stop every server whose pid
+# file exists, show the logs when the run failed, remove the state directory.
+stop_server() { # name: SIGTERM, up to 5 s of grace, then SIGKILL
+  local pidfile="$state/$1.pid" pid
+  [ -f "$pidfile" ] || return 0
+  pid=$(cat "$pidfile")
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+      echo "warning: $1 (pid $pid) ignored SIGTERM for 5 s; killing it" >&2
+      kill -9 "$pid" 2>/dev/null || true
+    fi
+  fi
+  rm -f "$pidfile"
+}
+finish() {
+  local rc=$?
+  trap - EXIT INT TERM
+  stop_server azurite
+  # Cosmos DB test server: stop_server cosmos
+  if [ "$rc" -ne 0 ]; then
+    for log in "$state"/*.log; do
+      [ -f "$log" ] || continue
+      echo "--- last lines of $(basename "$log") ---" >&2
+      tail -n 50 "$log" >&2 || true
+    done
+  fi
+  if [ "${KEEP_STATE:-0}" = 1 ]; then echo "state kept in $state" >&2; else rm -rf "$state"; fi
+  exit "$rc"
+}
+trap finish EXIT
+# Ctrl-C and kill end the run through the exit trap too, so no server outlives it.
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# http_status url: the HTTP status the url answers with, or 000 when nothing answers.
+if command -v curl >/dev/null 2>&1; then
+  http_status() { curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$1" 2>/dev/null || true; }
+else
+  # Node is there anyway (the servers run on it).
+  http_status() {
+    node -e '
+      const req = require("http").get(process.argv[1], { timeout: 2000 }, (res) => { console.log(res.statusCode); process.exit(0); });
+      req.on("timeout", () => req.destroy(new Error("timeout")));
+      req.on("error", () => { console.log("000"); process.exit(0); });
+    ' "$1" 2>/dev/null || echo 000
+  }
+fi
+
+# wait_ready name url status-regex: poll every 200 ms for at most 60 s; fail early when the
+# server has exited (a taken port, a broken install).
+wait_ready() {
+  local name=$1 url=$2 want=$3 pid code=000 deadline=$(($(date +%s) + 60))
+  pid=$(cat "$state/$name.pid")
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "error: $name exited before it was ready; its log:" >&2
+      cat "$state/$name.log" >&2 || true
+      return 1
+    fi
+    code=$(http_status "$url")
+    if [[ "$code" =~ $want ]]; then return 0; fi
+    sleep 0.2
+  done
+  echo "error: $name at $url not ready after 60 s (last status $code); its log:" >&2
+  cat "$state/$name.log" >&2 || true
+  return 1
+}
+
+# A server already answering on the port would be tested instead of ours.
+azurite_probe="http://127.0.0.1:$azurite_port/devstoreaccount1?comp=list"
+if [ "$(http_status "$azurite_probe")" != 000 ]; then
+  echo "error: something already answers on 127.0.0.1:$azurite_port; stop it or set AZURITE_PORT" >&2
+  exit 1
+fi
+
+# 4. Start the servers in the background and record their process ids. Neither forks, so
+# the recorded id is the whole server.
+"$tools/node_modules/.bin/azurite-blob" --blobHost 127.0.0.1 --blobPort "$azurite_port" \
+  --location "$state/azurite" --silent --skipApiVersionCheck --disableTelemetry \
+  >"$state/azurite.log" 2>&1 &
+echo $! >"$state/azurite.pid"
+# Cosmos DB test server: start the launcher (or cosmosdb-server with COSMOS_FLAVOR=stock)
+# with --host 127.0.0.1 -p "$cosmos_port" --no-ssl, logging to "$state/cosmos.log", and
+# write its pid to "$state/cosmos.pid".
+
+# 6. Readiness: any HTTP status from Azurite (an unauthenticated listing answers 403).
+wait_ready azurite "$azurite_probe" '^[1-5][0-9][0-9]$'
+echo "Azurite ready on 127.0.0.1:$azurite_port (state in $state)"
+# Cosmos DB test server: wait_ready cosmos "http://127.0.0.1:$cosmos_port/" '^200$'
+
+# The account key is Azurite's published development key, not a secret.
+AZURITE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=http://127.0.0.1:$azurite_port/devstoreaccount1;"
