@@ -3,8 +3,6 @@ package gtc
 import (
 	"bytes"
 	"fmt"
-	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -311,99 +309,12 @@ func (p *jparser) number() (*jvalue, error) {
 }
 
 func (p *jparser) str() (string, error) {
-	p.pos++ // opening quote
-	d := p.data
-	start := p.pos
-	// Fast path: no escapes.
-	for p.pos < len(d) {
-		c := d[p.pos]
-		if c == '"' {
-			s := string(d[start:p.pos])
-			p.pos++
-			return s, nil
-		}
-		if c == '\\' {
-			break
-		}
-		if c < 0x20 {
-			return "", p.fail("control character in a string")
-		}
-		p.pos++
+	s, end, problem := UnquoteJSONString(p.data, p.pos)
+	p.pos = end
+	if problem != "" {
+		return "", p.fail(problem)
 	}
-	buf := make([]byte, 0, p.pos-start+16)
-	buf = append(buf, d[start:p.pos]...)
-	for p.pos < len(d) {
-		c := d[p.pos]
-		switch {
-		case c == '"':
-			p.pos++
-			return string(buf), nil
-		case c < 0x20:
-			return "", p.fail("control character in a string")
-		case c == '\\':
-			if p.pos+1 >= len(d) {
-				return "", p.fail("unexpected end of input in a string")
-			}
-			e := d[p.pos+1]
-			p.pos += 2
-			switch e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			case 'u':
-				r, ok := p.hex4()
-				if !ok {
-					return "", p.fail("invalid \\u escape")
-				}
-				if utf16.IsSurrogate(r) {
-					// A valid pair combines; a lone surrogate becomes U+FFFD, as encoding/json does.
-					r2 := utf8.RuneError
-					if p.pos+1 < len(d) && d[p.pos] == '\\' && d[p.pos+1] == 'u' {
-						save := p.pos
-						p.pos += 2
-						if lo, ok := p.hex4(); ok {
-							if c := utf16.DecodeRune(r, lo); c != utf8.RuneError {
-								r2 = c
-							} else {
-								p.pos = save
-							}
-						} else {
-							return "", p.fail("invalid \\u escape")
-						}
-					}
-					r = r2
-				}
-				buf = utf8.AppendRune(buf, r)
-			default:
-				return "", p.fail("invalid escape in a string")
-			}
-		default:
-			buf = append(buf, c)
-			p.pos++
-		}
-	}
-	return "", p.fail("unexpected end of input in a string")
-}
-
-func (p *jparser) hex4() (rune, bool) {
-	if p.pos+4 > len(p.data) {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(string(p.data[p.pos:p.pos+4]), 16, 32)
-	if err != nil {
-		return 0, false
-	}
-	p.pos += 4
-	return rune(n), true
+	return s, nil
 }
 
 // encode writes v as compact JSON. Strings are escaped minimally (no HTML escaping,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -181,10 +180,11 @@ func (r *storedReader) skipStr() {
 			}
 			if r.b[r.i+1] == 'u' {
 				r.i += 2
-				if _, ok := r.hex4(); !ok {
+				if _, ok := hex4(r.b, r.i); !ok {
 					r.fail("invalid \\u escape")
 					return
 				}
+				r.i += 4
 				continue
 			}
 			switch r.b[r.i+1] {
@@ -212,108 +212,17 @@ func (r *storedReader) str() string {
 	if r.null() {
 		return ""
 	}
-	if !r.expect('"') {
+	if r.peek() != '"' {
+		r.expect('"')
 		return ""
 	}
-	start := r.i
-	for r.i < len(r.b) {
-		c := r.b[r.i]
-		if c == '"' {
-			s := string(r.b[start:r.i])
-			r.i++
-			return s
-		}
-		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-			break
-		}
-		r.i++
+	s, end, problem := UnquoteJSONString(r.b, r.i)
+	r.i = end
+	if problem != "" {
+		r.fail(problem)
+		return ""
 	}
-	return r.slowStr(start)
-}
-
-func (r *storedReader) slowStr(start int) string {
-	buf := make([]byte, 0, r.i-start+16)
-	buf = append(buf, r.b[start:r.i]...)
-	for r.i < len(r.b) {
-		c := r.b[r.i]
-		switch {
-		case c == '"':
-			r.i++
-			return string(buf)
-		case c < 0x20:
-			r.fail("control character in a string")
-			return ""
-		case c == '\\':
-			if r.i+1 >= len(r.b) {
-				r.fail("unterminated escape")
-				return ""
-			}
-			e := r.b[r.i+1]
-			r.i += 2
-			switch e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			case 'u':
-				rn, ok := r.hex4()
-				if !ok {
-					r.fail("invalid \\u escape")
-					return ""
-				}
-				if utf16.IsSurrogate(rn) {
-					r2 := utf8.RuneError
-					if r.i+1 < len(r.b) && r.b[r.i] == '\\' && r.b[r.i+1] == 'u' {
-						save := r.i
-						r.i += 2
-						if lo, ok := r.hex4(); ok && utf16.DecodeRune(rn, lo) != utf8.RuneError {
-							r2 = utf16.DecodeRune(rn, lo)
-						} else {
-							r.i = save
-						}
-					}
-					rn = r2
-				}
-				buf = utf8.AppendRune(buf, rn)
-			default:
-				r.fail("invalid escape")
-				return ""
-			}
-		case c < utf8.RuneSelf:
-			buf = append(buf, c)
-			r.i++
-		default:
-			rn, size := utf8.DecodeRune(r.b[r.i:])
-			if rn == utf8.RuneError && size == 1 {
-				buf = append(buf, "\uFFFD"...)
-			} else {
-				buf = append(buf, r.b[r.i:r.i+size]...)
-			}
-			r.i += size
-		}
-	}
-	r.fail("unterminated string")
-	return ""
-}
-
-func (r *storedReader) hex4() (rune, bool) {
-	if r.i+4 > len(r.b) {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(string(r.b[r.i:r.i+4]), 16, 32)
-	if err != nil {
-		return 0, false
-	}
-	r.i += 4
-	return rune(n), true
+	return s
 }
 
 // optString reads a string, or skips any other value and reads "".

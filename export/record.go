@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/gtc-dev/gtc"
@@ -247,124 +246,13 @@ func numberEnd(b []byte, i int) (int, bool) {
 
 // str reads a string at d.i (which is '"').
 func (d *decoder) str() string {
-	d.i++
-	start := d.i
-	for d.i < len(d.b) {
-		c := d.b[d.i]
-		switch {
-		case c == '"':
-			s := string(d.b[start:d.i])
-			d.i++
-			return s
-		case c == '\\' || c >= utf8.RuneSelf:
-			return d.slowStr(start)
-		case c < 0x20:
-			d.fail("control character in string")
-			return ""
-		}
-		d.i++
+	s, end, problem := gtc.UnquoteJSONString(d.b, d.i)
+	d.i = end
+	if problem != "" {
+		d.fail(problem)
+		return ""
 	}
-	d.fail("unterminated string")
-	return ""
-}
-
-func (d *decoder) slowStr(start int) string {
-	buf := make([]byte, 0, d.i-start+16)
-	buf = append(buf, d.b[start:d.i]...)
-	for d.i < len(d.b) {
-		c := d.b[d.i]
-		switch {
-		case c == '"':
-			d.i++
-			return string(buf)
-		case c < 0x20:
-			d.fail("control character in string")
-			return ""
-		case c == '\\':
-			d.i++
-			if d.i >= len(d.b) {
-				d.fail("unterminated string")
-				return ""
-			}
-			e := d.b[d.i]
-			d.i++
-			switch e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			case 'u':
-				r, ok := d.hex4()
-				if !ok {
-					d.fail("invalid \\u escape")
-					return ""
-				}
-				if utf16.IsSurrogate(r) {
-					r2 := utf8.RuneError
-					save := d.i
-					if d.i+1 < len(d.b) && d.b[d.i] == '\\' && d.b[d.i+1] == 'u' {
-						d.i += 2
-						if x, ok := d.hex4(); ok {
-							r2 = x
-						}
-					}
-					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-						r = dec
-					} else {
-						d.i = save
-						r = utf8.RuneError
-					}
-				}
-				buf = utf8.AppendRune(buf, r)
-			default:
-				d.fail("invalid escape")
-				return ""
-			}
-		case c < utf8.RuneSelf:
-			buf = append(buf, c)
-			d.i++
-		default:
-			r, size := utf8.DecodeRune(d.b[d.i:])
-			if r == utf8.RuneError && size == 1 {
-				buf = utf8.AppendRune(buf, utf8.RuneError)
-			} else {
-				buf = append(buf, d.b[d.i:d.i+size]...)
-			}
-			d.i += size
-		}
-	}
-	d.fail("unterminated string")
-	return ""
-}
-
-func (d *decoder) hex4() (rune, bool) {
-	if d.i+4 > len(d.b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range d.b[d.i : d.i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r*16 + rune(c)
-	}
-	d.i += 4
-	return r, true
+	return s
 }
 
 // AppendJSON appends the compact JSON of a record value: object keys sorted by bytes, no

@@ -1,0 +1,115 @@
+package gtc
+
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// UnquoteJSONString decodes the JSON string whose opening quote is b[i]. It returns the
+// string and the index just past the closing quote; on malformed input it returns the index
+// of the problem and a message saying what it is. As encoding/json does, invalid UTF-8 and a
+// lone surrogate escape become U+FFFD. The request parser, the stored-document reader and
+// the export decoder all read strings through it.
+func UnquoteJSONString(b []byte, i int) (s string, end int, problem string) {
+	i++ // the opening quote
+	start := i
+	for i < len(b) {
+		c := b[i]
+		if c == '"' {
+			return string(b[start:i]), i + 1, ""
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+		i++
+	}
+	buf := make([]byte, 0, i-start+16)
+	buf = append(buf, b[start:i]...)
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			return string(buf), i + 1, ""
+		case c < 0x20:
+			return "", i, "control character in a string"
+		case c == '\\':
+			if i+1 >= len(b) {
+				return "", i, "unexpected end of input in a string"
+			}
+			e := b[i+1]
+			i += 2
+			switch e {
+			case '"', '\\', '/':
+				buf = append(buf, e)
+			case 'b':
+				buf = append(buf, '\b')
+			case 'f':
+				buf = append(buf, '\f')
+			case 'n':
+				buf = append(buf, '\n')
+			case 'r':
+				buf = append(buf, '\r')
+			case 't':
+				buf = append(buf, '\t')
+			case 'u':
+				r, ok := hex4(b, i)
+				if !ok {
+					return "", i, "invalid \\u escape"
+				}
+				i += 4
+				if utf16.IsSurrogate(r) {
+					// A valid pair combines; a lone surrogate becomes U+FFFD.
+					lone := true
+					if i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
+						if lo, ok := hex4(b, i+2); ok {
+							if pair := utf16.DecodeRune(r, lo); pair != utf8.RuneError {
+								r, lone = pair, false
+								i += 6
+							}
+						}
+					}
+					if lone {
+						r = utf8.RuneError
+					}
+				}
+				buf = utf8.AppendRune(buf, r)
+			default:
+				return "", i - 1, "invalid escape in a string"
+			}
+		case c < utf8.RuneSelf:
+			buf = append(buf, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				buf = utf8.AppendRune(buf, utf8.RuneError)
+			} else {
+				buf = append(buf, b[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return "", i, "unexpected end of input in a string"
+}
+
+// hex4 reads four hex digits at b[i:].
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r*16 + rune(c)
+	}
+	return r, true
+}
