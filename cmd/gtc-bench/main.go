@@ -75,7 +75,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("--suite %q: must be api, export or all", o.suite)
 	}
 	dir := o.dataDir
-	if dir == "" {
+	if dir == "" && (o.suite != "export" || o.exportDir == "") {
 		var err error
 		dir, err = os.MkdirTemp("", "gtc-bench-")
 		if err != nil {
@@ -86,8 +86,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	fmt.Fprintf(out, "gtc-bench  %s  %d CPU  %s  %s\n", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpuModel(), runtime.Version())
-	fmt.Fprintf(out, "data dir   %s\n\n", dir)
 	if o.suite != "export" {
+		fmt.Fprintf(out, "data dir   %s\n\n", dir)
 		if err := apiSuite(ctx, o, dir, out); err != nil {
 			return err
 		}
