@@ -35,12 +35,11 @@ func BenchmarkRecord(b *testing.B) {
 // BenchmarkRecordRaw is BenchmarkRecord on the fast path.
 func BenchmarkRecordRaw(b *testing.B) {
 	it := fixtureItem("support", 3, gtc.StatusApproved)
-	var scratch bytes.Buffer
 	var c canon
 	var out []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		rec, err := buildRaw(it, &scratch, &c)
+		rec, err := buildDirect(it, &c)
 		if err != nil {
 			b.Fatal(err)
 		}

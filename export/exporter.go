@@ -245,13 +245,12 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 		built = out
 		wg.Go(func() {
 			defer close(out)
-			var scratch bytes.Buffer
 			var c canon
 			for p := range scanned {
 				if p.err == nil {
 					p.raws = make([]*rawRecord, 0, len(p.items))
 					for _, it := range p.items {
-						rec, err := x.buildFast(plan, it, &scratch, &c)
+						rec, err := x.buildFast(plan, it, &c)
 						if err != nil {
 							p.err = err
 							break
@@ -333,8 +332,8 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 
 // buildFast makes the record of one item on the fast path: built from the item, through
 // the chain's field processors, projected.
-func (x *Exporter) buildFast(plan *Plan, it *gtc.Item, scratch *bytes.Buffer, c *canon) (*rawRecord, error) {
-	rec, err := buildRaw(it, scratch, c)
+func (x *Exporter) buildFast(plan *Plan, it *gtc.Item, c *canon) (*rawRecord, error) {
+	rec, err := buildDirect(it, c)
 	if err != nil {
 		return nil, err
 	}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -241,4 +243,103 @@ func mustLookup(r *ProcessorRegistry, name string) Processor {
 		panic(name)
 	}
 	return p
+}
+
+// randomItem fills every field of an item, with nulls, empties and odd text mixed in.
+func randomItem(r *rand.Rand, i int) *gtc.Item {
+	pick := func(ss ...string) string { return ss[r.IntN(len(ss))] }
+	str := func() string { return trickyStrings[r.IntN(len(trickyStrings))] }
+	ptr := func() *string {
+		if r.IntN(3) == 0 {
+			return nil
+		}
+		s := str()
+		return &s
+	}
+	raw := func() json.RawMessage {
+		switch r.IntN(5) {
+		case 0:
+			return nil
+		case 1:
+			return json.RawMessage("null")
+		}
+		b, _ := json.Marshal(randValue(r, 1))
+		if r.IntN(2) == 0 {
+			b = []byte(`{"z":` + string(b) + `,"a":[1,{"y":2,"b":"\u00e9"}]}`)
+		}
+		return b
+	}
+	obj := func() json.RawMessage {
+		if r.IntN(4) == 0 {
+			return nil
+		}
+		return json.RawMessage(`{"b":` + strconv.Itoa(r.IntN(9)) + `,"a":{"d":null,"c":"` + pick("x", "<&>", "\\u2028") + `"}}`)
+	}
+	it := &gtc.Item{ID: fmt.Sprintf("it-%d-%s", i, pick("", "é", " ")), DatasetName: pick("a", "b<c>"), Bucket: pick("", "6f1c3d2e-0000-4000-8000-000000000001"),
+		Status: gtc.Status(pick("", "draft", "approved")), DocType: pick("", "ground-truth-item"), SchemaVersion: pick("", "v2"),
+		Comment: str(), AssignedTo: ptr(), UpdatedBy: ptr(), CreatedBy: ptr(), ETag: pick("", `"abc"`), ScenarioID: str(),
+		Metadata: obj(), TracePayload: obj(), UpdatedAt: fixtureNow.Add(time.Duration(r.IntN(1e6)) * time.Second)}
+	if r.IntN(2) == 0 {
+		t := fixtureNow
+		it.AssignedAt, it.ReviewedAt, it.CreatedAt = &t, &t, &t
+	}
+	for range r.IntN(3) {
+		it.ManualTags = append(it.ManualTags, "g:"+str())
+		it.ComputedTags = append(it.ComputedTags, "c:"+str())
+	}
+	for range r.IntN(4) {
+		h := gtc.HistoryEntry{Role: pick("user", "assistant", "User "), Msg: str(), TurnID: ptr(), StepID: ptr()}
+		if r.IntN(2) == 0 {
+			h.ExpectedBehavior = []string{}
+			if r.IntN(2) == 0 {
+				h.ExpectedBehavior = append(h.ExpectedBehavior, str())
+			}
+		}
+		it.History = append(it.History, h)
+	}
+	for range r.IntN(3) {
+		it.ContextEntries = append(it.ContextEntries, gtc.ContextEntry{Key: str(), Value: raw()})
+	}
+	for k := range r.IntN(3) {
+		tc := gtc.ToolCall{ID: str(), Name: str(), CallType: pick("", "tool", "subagent"), Arguments: raw(), Agent: ptr(), ParallelGroup: ptr(), ParentCallID: ptr(), Response: raw()}
+		if r.IntN(2) == 0 {
+			n := int64(k - 1)
+			tc.StepNumber = &n
+		}
+		it.ToolCalls = append(it.ToolCalls, tc)
+	}
+	for range r.IntN(2) {
+		it.ExpectedTools.Required = append(it.ExpectedTools.Required, gtc.ToolExpectation{Name: str(), Arguments: raw()})
+		it.ExpectedTools.NotNeeded = append(it.ExpectedTools.NotNeeded, gtc.ToolExpectation{Name: str()})
+	}
+	for range r.IntN(2) {
+		it.Feedback = append(it.Feedback, gtc.FeedbackEntry{Source: str(), Values: obj()})
+	}
+	if r.IntN(3) > 0 {
+		it.Plugins = map[string]gtc.PluginPayload{pick("rag-compat", "x y"): {Kind: str(), Version: pick("", "2.0"), Data: obj()}, "a": {Kind: "k"}}
+	}
+	if r.IntN(2) == 0 {
+		it.TraceIDs = map[string]string{str(): str(), "traceId": "t"}
+	}
+	return it
+}
+
+func TestDirectMatchesReference(t *testing.T) {
+	items := []*gtc.Item{oddItem(), gtc.NewItem("d", "new")}
+	for i := 0; i < 30; i++ {
+		items = append(items, fixtureItem("support", i, gtc.StatusApproved))
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for i := 0; i < 3000; i++ {
+		items = append(items, randomItem(r, i))
+	}
+	var c canon
+	for _, it := range items {
+		var scratch bytes.Buffer
+		want, err := buildRaw(it, &scratch, &c)
+		require.NoError(t, err)
+		got, err := buildDirect(it, &c)
+		require.NoError(t, err)
+		require.Equal(t, string(want.appendTo(nil)), string(got.appendTo(nil)), "item %q", it.ID)
+	}
 }
