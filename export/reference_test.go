@@ -68,4 +68,3 @@ func buildRaw(it *gtc.Item, scratch *bytes.Buffer, c *canon) (*rawRecord, error)
 	}
 	return rec, nil
 }
-
