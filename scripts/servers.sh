@@ -1,10 +1,15 @@
 # scripts/servers.sh — sourced by scripts/test.sh and scripts/bench.sh: installs the test
-# servers' npm packages, starts Azurite (the Cosmos DB test server joins later) by recorded
-# process id, waits until it answers, and registers an exit trap that stops it, prints its log
-# when the run failed and removes the state directory (spec/testing-with-real-servers.md §6).
-# The caller sets root (the repository) and runs with set -euo pipefail. Afterwards
-# AZURITE_CONNECTION_STRING holds the connection string of the running Azurite.
-# Environment: AZURITE_PORT (default 10000); KEEP_STATE=1 keeps the state directory.
+# servers' npm packages, starts Azurite and the Cosmos DB test server (@vercel/cosmosdb-server,
+# through the fixed launcher tools/test-servers/cosmos-launcher.js by default) by recorded
+# process id, waits until both answer, and registers an exit trap that stops them, prints their
+# logs when the run failed and removes the state directory (spec/testing-with-real-servers.md
+# §6). The caller sets root (the repository) and runs with set -euo pipefail. Afterwards
+# AZURITE_CONNECTION_STRING holds the connection string of the running Azurite,
+# COSMOS_ENDPOINT the endpoint of the running Cosmos DB test server (plain HTTP; any valid
+# base64 key works, the tests use the emulator key) and flavor which one runs.
+# Environment: AZURITE_PORT (default 10000); COSMOS_PORT (default 8081); COSMOS_FLAVOR=fixed
+# (the launcher, default) or stock (the package's own cosmosdb-server command);
+# KEEP_STATE=1 keeps the state directory.
 tools="$root/tools/test-servers"
 
 # 1. Install the servers' npm packages when they are missing or the lock file changed.
@@ -25,7 +30,16 @@ fi
 
 # 2. Ports. Jobs sharing a machine set distinct ones.
 azurite_port=${AZURITE_PORT:-10000}
-# Cosmos DB test server: cosmos_port=${COSMOS_PORT:-8081} and flavor=${COSMOS_FLAVOR:-fixed}.
+cosmos_port=${COSMOS_PORT:-8081}
+# Which Cosmos DB test server: the fixed launcher (§4.7) or the stock package (§4.5).
+flavor=${COSMOS_FLAVOR:-fixed}
+case "$flavor" in
+  fixed | stock) ;;
+  *)
+    echo "error: COSMOS_FLAVOR must be fixed or stock, not \"$flavor\"" >&2
+    exit 1
+    ;;
+esac
 
 # 3. A fresh state directory for data, logs and pid files.
 state=$(mktemp -d "${TMPDIR:-/tmp}/gtc-test.XXXXXX")
@@ -49,8 +63,8 @@ stop_server() { # name: SIGTERM, up to 5 s of grace, then SIGKILL
 finish() {
   local rc=$?
   trap - EXIT INT TERM
+  stop_server cosmos
   stop_server azurite
-  # Cosmos DB test server: stop_server cosmos
   if [ "$rc" -ne 0 ]; then
     for log in "$state"/*.log; do
       [ -f "$log" ] || continue
@@ -106,6 +120,11 @@ if [ "$(http_status "$azurite_probe")" != 000 ]; then
   echo "error: something already answers on 127.0.0.1:$azurite_port; stop it or set AZURITE_PORT" >&2
   exit 1
 fi
+cosmos_probe="http://127.0.0.1:$cosmos_port/"
+if [ "$(http_status "$cosmos_probe")" != 000 ]; then
+  echo "error: something already answers on 127.0.0.1:$cosmos_port; stop it or set COSMOS_PORT" >&2
+  exit 1
+fi
 
 # 4. Start the servers in the background and record their process ids. Neither forks, so
 # the recorded id is the whole server.
@@ -113,14 +132,23 @@ fi
   --location "$state/azurite" --silent --skipApiVersionCheck --disableTelemetry \
   >"$state/azurite.log" 2>&1 &
 echo $! >"$state/azurite.pid"
-# Cosmos DB test server: start the launcher (or cosmosdb-server with COSMOS_FLAVOR=stock)
-# with --host 127.0.0.1 -p "$cosmos_port" --no-ssl, logging to "$state/cosmos.log", and
-# write its pid to "$state/cosmos.pid".
+# The Cosmos DB test server keeps everything in memory; --no-ssl serves plain HTTP (§4.2).
+if [ "$flavor" = stock ]; then
+  "$tools/node_modules/.bin/cosmosdb-server" --host 127.0.0.1 -p "$cosmos_port" --no-ssl \
+    >"$state/cosmos.log" 2>&1 &
+else
+  node "$tools/cosmos-launcher.js" --host 127.0.0.1 -p "$cosmos_port" --no-ssl \
+    >"$state/cosmos.log" 2>&1 &
+fi
+echo $! >"$state/cosmos.pid"
 
 # 6. Readiness: any HTTP status from Azurite (an unauthenticated listing answers 403).
 wait_ready azurite "$azurite_probe" '^[1-5][0-9][0-9]$'
 echo "Azurite ready on 127.0.0.1:$azurite_port (state in $state)"
-# Cosmos DB test server: wait_ready cosmos "http://127.0.0.1:$cosmos_port/" '^200$'
+# The Cosmos DB test server answers 200 with the account JSON once it listens.
+wait_ready cosmos "$cosmos_probe" '^200$'
+echo "Cosmos DB test server ($flavor) ready on 127.0.0.1:$cosmos_port"
 
 # The account key is Azurite's published development key, not a secret.
 AZURITE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=http://127.0.0.1:$azurite_port/devstoreaccount1;"
+COSMOS_ENDPOINT="http://127.0.0.1:$cosmos_port/"

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # scripts/test.sh — run every test (spec/testing-with-real-servers.md §6). It installs and
-# starts what the tests need (Azurite for the Blob artifact store; the Cosmos DB test server
-# joins later), runs the tests with the race detector and the servers required, and stops
-# what it started by the process ids it recorded, never by name.
+# starts what the tests need (Azurite for the Blob artifact store, the Cosmos DB test server
+# for the Cosmos store), runs the tests with the race detector and the servers required, and
+# stops what it started by the process ids it recorded, never by name.
 #
 # Usage: scripts/test.sh [packages...]   (default ./...; e.g. scripts/test.sh ./storage/blob/)
-# Environment: AZURITE_PORT (default 10000); KEEP_STATE=1 keeps the state directory (server
-# data and logs) for a post-mortem.
+# Environment: AZURITE_PORT (default 10000); COSMOS_PORT (default 8081); COSMOS_FLAVOR=fixed
+# (default: the launcher with the fixes of §4.7) or stock (the unpatched package, whose gaps
+# the tests skip); KEEP_STATE=1 keeps the state directory (server data and logs) for a
+# post-mortem.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -30,8 +32,8 @@ fi
 
 # 7. Tell the tests where the servers are, and make a missing one a failure, not a skip.
 export GTC_TEST_BLOB_CONNECTION_STRING="$AZURITE_CONNECTION_STRING"
-# Cosmos DB test server: export GTC_TEST_COSMOS_ENDPOINT="http://127.0.0.1:$cosmos_port/"
-# and GTC_TEST_COSMOS_FLAVOR="$flavor".
+export GTC_TEST_COSMOS_ENDPOINT="$COSMOS_ENDPOINT"
+export GTC_TEST_COSMOS_FLAVOR="$flavor"
 export GTC_TEST_REQUIRE_SERVERS=1
 
 # 8. Run the tests. The exit trap stops the servers whatever the outcome.

@@ -1,28 +1,47 @@
 // Package testenv tells integration tests where their servers are
 // (testing-with-real-servers.md §5). The project's test command (scripts/test.sh) starts
-// Azurite and sets the GTC_TEST_* variables; without them an integration test skips with a
-// message that says how to run it, or fails when GTC_TEST_REQUIRE_SERVERS=1, so CI can never
-// pass by skipping. Endpoints that are not on this machine are refused unless
-// GTC_TEST_ALLOW_REMOTE=1, because the tests create and delete containers and databases.
+// Azurite and the Cosmos DB test server and sets the GTC_TEST_* variables; without them an
+// integration test skips with a message that says how to run it, or fails when
+// GTC_TEST_REQUIRE_SERVERS=1, so CI can never pass by skipping. Endpoints that are not on this
+// machine are refused unless GTC_TEST_ALLOW_REMOTE=1, because the tests create and delete
+// containers and databases.
 package testenv
 
 import (
+	"crypto/tls"
+	"encoding/base64"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Variables read by this package (testing-with-real-servers.md §5.1).
 const (
 	EnvBlobConnectionString = "GTC_TEST_BLOB_CONNECTION_STRING"
+	EnvCosmosEndpoint       = "GTC_TEST_COSMOS_ENDPOINT"
+	EnvCosmosKey            = "GTC_TEST_COSMOS_KEY"
+	EnvCosmosFlavor         = "GTC_TEST_COSMOS_FLAVOR"
 	EnvRequireServers       = "GTC_TEST_REQUIRE_SERVERS"
 	EnvAllowRemote          = "GTC_TEST_ALLOW_REMOTE"
-	// The Cosmos DB variables (GTC_TEST_COSMOS_ENDPOINT, _KEY, _FLAVOR) and func Cosmos
-	// join here with the Cosmos store.
 )
+
+// Values of GTC_TEST_COSMOS_FLAVOR: which server GTC_TEST_COSMOS_ENDPOINT is, and so which
+// gaps of testing-with-real-servers.md §4.5 the tests must skip.
+const (
+	FlavorFixed = "fixed" // @vercel/cosmosdb-server through tools/test-servers/cosmos-launcher.js (default)
+	FlavorStock = "stock" // the package's own cosmosdb-server command
+	FlavorAzure = "azure" // a real Azure Cosmos DB account (§8)
+)
+
+// EmulatorKey is the published key of the Cosmos DB emulator, not a secret. The test server
+// accepts any key, but the SDK signs every request with it, so it must be valid base64; it
+// is the default of GTC_TEST_COSMOS_KEY.
+const EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
 
 // ShortSkipMessage is the skip message of every integration test under -short.
 const ShortSkipMessage = "integration test skipped in -short mode"
@@ -42,6 +61,83 @@ func BlobConnectionString(t testing.TB) string {
 	v := decideBlob(os.Getenv, testing.Short())
 	v.apply(t)
 	return v.value
+}
+
+// CosmosEnv is the Cosmos DB server the integration tests use (testing-with-real-servers.md
+// §5.2).
+type CosmosEnv struct {
+	Endpoint string // e.g. http://127.0.0.1:8081/
+	Key      string // GTC_TEST_COSMOS_KEY, else EmulatorKey
+	Flavor   string // FlavorFixed, FlavorStock or FlavorAzure
+	// HTTP is the client to give the SDK (azcore.ClientOptions.Transport): a plain client
+	// with its own transport, which for an HTTPS emulator on this machine skips certificate
+	// verification (the emulators serve a self-signed certificate). Against Azure the
+	// certificate is always verified.
+	HTTP *http.Client
+}
+
+// Cosmos returns the Cosmos DB server of the integration tests (the fixed launcher under
+// "make test"). It skips the test under -short and when GTC_TEST_COSMOS_ENDPOINT is unset
+// (failing instead under GTC_TEST_REQUIRE_SERVERS=1), and fails before any call when the
+// endpoint is not loopback and GTC_TEST_ALLOW_REMOTE is not 1, or when the flavor or the key
+// is invalid. It takes a testing.TB so benchmarks can use it too. Idle connections of the
+// returned client are closed when the test ends.
+func Cosmos(t testing.TB) CosmosEnv {
+	t.Helper()
+	env, v := decideCosmos(os.Getenv, testing.Short())
+	v.apply(t)
+	env.HTTP = cosmosHTTPClient(env.Endpoint, env.Flavor)
+	t.Cleanup(env.HTTP.CloseIdleConnections)
+	return env
+}
+
+func decideCosmos(getenv func(string) string, short bool) (CosmosEnv, verdict) {
+	v := need(getenv, short, EnvCosmosEndpoint)
+	if v.value == "" {
+		return CosmosEnv{}, v
+	}
+	endpoint := v.value
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return CosmosEnv{}, verdict{fail: fmt.Sprintf("%s=%q is not an http:// or https:// URL", EnvCosmosEndpoint, endpoint)}
+	}
+	if host := u.Hostname(); !isLoopback(host) && getenv(EnvAllowRemote) != "1" {
+		return CosmosEnv{}, verdict{fail: fmt.Sprintf("%s points at %s, which is not this machine; the tests create and delete databases and containers there. Set %s=1 to allow it.", EnvCosmosEndpoint, host, EnvAllowRemote)}
+	}
+	flavor := getenv(EnvCosmosFlavor)
+	if flavor == "" {
+		flavor = FlavorFixed
+	}
+	switch flavor {
+	case FlavorFixed, FlavorStock, FlavorAzure:
+	default:
+		return CosmosEnv{}, verdict{fail: fmt.Sprintf("%s=%q: it must be %s, %s or %s", EnvCosmosFlavor, flavor, FlavorFixed, FlavorStock, FlavorAzure)}
+	}
+	key := getenv(EnvCosmosKey)
+	if key == "" {
+		key = EmulatorKey
+	} else if _, err := base64.StdEncoding.DecodeString(key); err != nil {
+		// The value itself stays out of the message: it may be a real account key.
+		return CosmosEnv{}, verdict{fail: fmt.Sprintf("%s is not valid base64 (%d characters); the SDK signs requests with it", EnvCosmosKey, len(key))}
+	}
+	return CosmosEnv{Endpoint: endpoint, Key: key, Flavor: flavor}, v
+}
+
+// cosmosHTTPClient builds the client for an endpoint decideCosmos accepted. Certificate
+// checks are skipped only for an HTTPS emulator on this machine.
+func cosmosHTTPClient(endpoint, flavor string) *http.Client {
+	tr := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		ForceAttemptHTTP2:   true,
+		MaxConnsPerHost:     64,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+	}
+	if u, err := url.Parse(endpoint); err == nil && u.Scheme == "https" && flavor != FlavorAzure && isLoopback(u.Hostname()) {
+		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the emulators' self-signed certificate, loopback only
+	}
+	return &http.Client{Transport: tr}
 }
 
 // verdict is what a helper decided, kept apart from *testing.T so the decisions are
