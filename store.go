@@ -2,9 +2,13 @@ package gtc
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
+	"strings"
 )
 
 // Key identifies a stored item. (DatasetName, ID) alone is unique; Bucket is the storage
@@ -160,6 +164,16 @@ func (q Query) Validate() error {
 	if q.Offset < 0 || q.Limit < 1 || q.Limit > MaxQueryLimit {
 		return fmt.Errorf("%w: offset %d, limit %d", ErrInvalidArgument, q.Offset, q.Limit)
 	}
+	return q.Filter.Validate()
+}
+
+// Validate checks the filter's values that have a closed set.
+func (f Filter) Validate() error {
+	for _, st := range f.Statuses {
+		if !st.Valid() {
+			return fmt.Errorf("%w: unknown status %q", ErrInvalidArgument, st)
+		}
+	}
 	return nil
 }
 
@@ -183,6 +197,19 @@ type ScanSpec struct {
 	Statuses     []Status
 	DatasetNames []string
 	Order        ScanOrder
+}
+
+// Hash identifies the spec independently of the order and repetition of its lists, so a
+// scan cursor stays valid across restarts and for an equivalent spec.
+func (s ScanSpec) Hash() string {
+	sts := make([]string, len(s.Statuses))
+	for i, st := range s.Statuses {
+		sts[i] = string(st)
+	}
+	set := func(ss []string) string { return strings.Join(slices.Compact(slices.Sorted(slices.Values(ss))), "\x1f") }
+	h := sha256.New()
+	fmt.Fprintf(h, "scan\x00%d\x00%s\x00%s", s.Order, set(sts), set(s.DatasetNames))
+	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
 // ScanPage is one batch of a scan; Next is "" when the scan is finished.

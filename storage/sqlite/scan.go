@@ -2,13 +2,10 @@ package sqlite
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	gtc "github.com/gtc-dev/gtc"
 )
@@ -24,19 +21,6 @@ type scanCursor struct {
 	D string `json:"d,omitempty"` // ByDatasetID: datasetName of the last item
 	I string `json:"i,omitempty"` // ByDatasetID: id of the last item
 	P int64  `json:"p,omitempty"` // AnyOrder: pk of the last item
-}
-
-// specHash identifies a scan spec independently of the order of its lists, so a cursor
-// stays valid across restarts and for an equivalent spec.
-func specHash(s gtc.ScanSpec) string {
-	sts := make([]string, len(s.Statuses))
-	for i, st := range s.Statuses {
-		sts[i] = string(st)
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "scan\x00%d\x00%s\x00%s", s.Order,
-		strings.Join(dedupe(sts), "\x1f"), strings.Join(dedupe(s.DatasetNames), "\x1f"))
-	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
 func encodeCursor(c scanCursor) string {
@@ -117,7 +101,7 @@ func (is *itemStore) Scan(ctx context.Context, spec gtc.ScanSpec, cursor string,
 	if spec.Order != gtc.ByDatasetID && spec.Order != gtc.AnyOrder {
 		return gtc.ScanPage{}, fmt.Errorf("sqlite: scan: %w: unknown scan order %d", gtc.ErrInvalidArgument, spec.Order)
 	}
-	hash := specHash(spec)
+	hash := spec.Hash()
 	var pos *scanCursor
 	if cursor != "" {
 		c, err := decodeCursor(cursor, hash, spec.Order)

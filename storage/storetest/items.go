@@ -462,6 +462,9 @@ func (s *suite) softDelete(t *testing.T) {
 	assert.EqualValues(t, 1, r.gets.Load(), "a stale token is never retried")
 	assert.Equal(t, gtc.StatusDraft, get(t, st, other.Key()).Status)
 
+	if s.h.Gaps.MissingReadIsServerError {
+		return // the rest reads a missing item
+	}
 	_, err = gtc.SoftDelete(ctxT(t), st.Items(), gtc.Key{DatasetName: "ds", Bucket: other.Bucket, ID: "absent"}, "", prepare)
 	assert.ErrorIs(t, err, gtc.ErrNotFound)
 }

@@ -1,0 +1,331 @@
+package cosmos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	gtc "github.com/gtc-dev/gtc"
+)
+
+// itemStore implements gtc.ItemStore.
+type itemStore struct {
+	s *Store
+}
+
+var _ gtc.ItemStore = (*itemStore)(nil)
+
+// Get point-reads k. A document there that gtc did not write is not found.
+func (is *itemStore) Get(ctx context.Context, k gtc.Key) (*gtc.Item, error) {
+	if is.s.closed.Load() {
+		return nil, errClosed("get")
+	}
+	if k.DatasetName == "" || k.ID == "" || !gtc.IsCanonicalUUID(k.Bucket) {
+		return nil, fmt.Errorf("cosmos: get %s: %w", k, gtc.ErrNotFound)
+	}
+	it, wid, err := is.read(ctx, k)
+	_ = wid
+	return it, err
+}
+
+// read point-reads k and also returns the write id of the document.
+func (is *itemStore) read(ctx context.Context, k gtc.Key) (*gtc.Item, string, error) {
+	resp, err := is.s.gt.ReadItem(ctx, itemKey(k.DatasetName, k.Bucket), k.ID, nil)
+	if err != nil {
+		return nil, "", fmt.Errorf("cosmos: get %s: %w", k, wrapErr("get", err))
+	}
+	it, ok, err := decodeItemDoc(resp.Value)
+	if err != nil {
+		return nil, "", fmt.Errorf("cosmos: get %s: %w", k, err)
+	}
+	if !ok || it.DatasetName != k.DatasetName || it.Bucket != k.Bucket {
+		return nil, "", fmt.Errorf("cosmos: get %s: %w", k, gtc.ErrNotFound)
+	}
+	var w struct {
+		Index struct {
+			WID string `json:"wid"`
+		} `json:"gtcIndex"`
+	}
+	_ = json.Unmarshal(resp.Value, &w)
+	return it, w.Index.WID, nil
+}
+
+// locateQuery finds the buckets holding (datasetName, id); Create leaves the visibility
+// rule out so documents awaiting gtc migrate count too.
+func locateQuery(ds, id string, visibleOnly bool) sqlQuery {
+	b := &builder{}
+	b.add("c.datasetName = " + b.named("@ds", ds))
+	b.add("c.id = " + b.named("@id", id))
+	if visibleOnly {
+		b.add(visible)
+	} else {
+		b.add("c.docType = 'ground-truth-item'")
+	}
+	return sqlQuery{text: "SELECT c.bucket FROM c WHERE " + b.where(), params: b.params}
+}
+
+func (is *itemStore) buckets(ctx context.Context, ds, id string, visibleOnly bool) ([]string, error) {
+	var out []string
+	err := is.s.rows(ctx, is.s.gt, "locate", locateQuery(ds, id, visibleOnly), func(row []byte) error {
+		var r struct {
+			Bucket string `json:"bucket"`
+		}
+		if err := json.Unmarshal(row, &r); err != nil {
+			return fmt.Errorf("cosmos: locate: %w: %w", gtc.ErrUnavailable, err)
+		}
+		out = append(out, r.Bucket)
+		return nil
+	})
+	return out, err
+}
+
+// Locate finds the key of (datasetName, id) with one cross-partition projection.
+func (is *itemStore) Locate(ctx context.Context, datasetName, id string) (gtc.Key, error) {
+	if is.s.closed.Load() {
+		return gtc.Key{}, errClosed("locate")
+	}
+	bs, err := is.buckets(ctx, datasetName, id, true)
+	if err != nil {
+		return gtc.Key{}, err
+	}
+	switch len(bs) {
+	case 0:
+		return gtc.Key{}, fmt.Errorf("cosmos: locate %s/%s: %w", datasetName, id, gtc.ErrNotFound)
+	case 1:
+		return gtc.Key{DatasetName: datasetName, Bucket: bs[0], ID: id}, nil
+	}
+	return gtc.Key{}, fmt.Errorf("cosmos: locate %s/%s: id stored in buckets %v: %w", datasetName, id, bs,
+		&gtc.ConflictError{Existing: gtc.Key{DatasetName: datasetName, Bucket: bs[0], ID: id}})
+}
+
+// Create registers the bucket, checks (datasetName, id) and creates the document (§3.7.5).
+func (is *itemStore) Create(ctx context.Context, it *gtc.Item) (*gtc.Item, error) {
+	s := is.s
+	if s.closed.Load() {
+		return nil, errClosed("create")
+	}
+	p, err := s.prepareItem("create", it)
+	if err != nil {
+		return nil, err
+	}
+	k := p.stored.Key()
+	if err := s.registry.ensure(ctx, partition{Dataset: k.DatasetName, Bucket: k.Bucket}); err != nil {
+		return nil, err
+	}
+	bs, err := is.buckets(ctx, k.DatasetName, k.ID, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(bs) > 0 {
+		return nil, fmt.Errorf("cosmos: create %s: %w", k, &gtc.ConflictError{Existing: gtc.Key{DatasetName: k.DatasetName, Bucket: bs[0], ID: k.ID}})
+	}
+	resp, err := s.gt.CreateItem(ctx, itemKey(k.DatasetName, k.Bucket), p.doc, nil)
+	if err != nil {
+		if ok, rerr := is.landed(ctx, k, p, err); ok {
+			return rerr.item, rerr.err
+		}
+		if statusOf(err) == http.StatusConflict {
+			return nil, fmt.Errorf("cosmos: create %s: %w", k, &gtc.ConflictError{Existing: k})
+		}
+		return nil, fmt.Errorf("cosmos: create %s: %w", k, wrapErr("create", err))
+	}
+	p.stored.ETag = string(resp.ETag)
+	if p.stored.ETag == "" {
+		if cur, err := is.Get(ctx, k); err == nil {
+			p.stored.ETag = cur.ETag
+		}
+	}
+	s.assignmentChanged(ctx, nil, p.stored)
+	return p.stored, nil
+}
+
+type landedResult struct {
+	item *gtc.Item
+	err  error
+}
+
+// landed resolves an ambiguous write (no status, or 409 on a retried create): the write
+// happened when the document carries this write's id (§3.7.5).
+func (is *itemStore) landed(ctx context.Context, k gtc.Key, p *preparedItem, werr error) (bool, landedResult) {
+	st := statusOf(werr)
+	if st != 0 && st != http.StatusConflict {
+		return false, landedResult{}
+	}
+	if errors.Is(werr, context.Canceled) {
+		return false, landedResult{}
+	}
+	cur, wid, err := is.read(context.WithoutCancel(ctx), k)
+	if err == nil && wid == p.wid {
+		p.stored.ETag = cur.ETag
+		return true, landedResult{item: p.stored}
+	}
+	if st == http.StatusConflict {
+		return false, landedResult{}
+	}
+	return true, landedResult{err: fmt.Errorf("cosmos: write %s: %w: outcome unknown: %w", k, gtc.ErrUnavailable, werr)}
+}
+
+// Replace writes next over prev if the document's ETag is still prev's.
+func (is *itemStore) Replace(ctx context.Context, prev, next *gtc.Item) (*gtc.Item, error) {
+	s := is.s
+	if prev == nil || next == nil {
+		return nil, fmt.Errorf("cosmos: replace: %w: nil item", gtc.ErrInvalidArgument)
+	}
+	if s.closed.Load() {
+		return nil, errClosed("replace")
+	}
+	k := prev.Key()
+	if next.Key() != k {
+		return nil, fmt.Errorf("cosmos: replace: %w: key %s differs from %s", gtc.ErrInvalidArgument, next.Key(), k)
+	}
+	p, err := s.prepareItem("replace", next)
+	if err != nil {
+		return nil, err
+	}
+	if prev.ETag == "" {
+		return nil, fmt.Errorf("cosmos: replace %s: %w: no ETag to match", k, gtc.ErrPreconditionFailed)
+	}
+	resp, err := s.gt.ReplaceItem(ctx, itemKey(k.DatasetName, k.Bucket), k.ID, p.doc, &azcosmos.ItemOptions{IfMatchEtag: etagPtr(prev.ETag)})
+	if err != nil {
+		if statusOf(err) == 0 {
+			if ok, r := is.landed(ctx, k, p, err); ok {
+				if r.err == nil {
+					s.assignmentChanged(ctx, prev, p.stored)
+				}
+				return r.item, r.err
+			}
+		}
+		return nil, fmt.Errorf("cosmos: replace %s: %w", k, wrapErr("replace", err))
+	}
+	p.stored.ETag = string(resp.ETag)
+	if p.stored.ETag == "" {
+		if cur, err := is.Get(ctx, k); err == nil {
+			p.stored.ETag = cur.ETag
+		}
+	}
+	s.assignmentChanged(ctx, prev, p.stored)
+	return p.stored, nil
+}
+
+// DeleteDataset removes the dataset's items, curation document, assignment records and,
+// last, its registry entry, so an interrupted run leaves a registry that still covers every
+// remaining item.
+func (is *itemStore) DeleteDataset(ctx context.Context, datasetName string) (gtc.DatasetDeletion, error) {
+	s := is.s
+	var out gtc.DatasetDeletion
+	if s.closed.Load() {
+		return out, errClosed("delete dataset")
+	}
+	if datasetName == "" {
+		return out, fmt.Errorf("cosmos: delete dataset: %w: empty dataset name", gtc.ErrInvalidArgument)
+	}
+	parts, err := s.registry.partitions(ctx, []string{datasetName}, "")
+	if err != nil {
+		return out, err
+	}
+	var mu sync.Mutex
+	for _, p := range parts {
+		b := &builder{}
+		b.add(pkCond)
+		b.named("@pkDataset", p.Dataset)
+		b.named("@pkBucket", p.Bucket)
+		q := sqlQuery{text: "SELECT c.id, c.docType FROM c WHERE " + b.where(), params: b.params, pk: &p}
+		type row struct {
+			ID      string `json:"id"`
+			DocType string `json:"docType"`
+		}
+		var rows []row
+		err := s.rows(ctx, s.gt, "delete dataset", q, func(r []byte) error {
+			var x row
+			if err := json.Unmarshal(r, &x); err != nil {
+				return fmt.Errorf("cosmos: delete dataset: %w: %w", gtc.ErrUnavailable, err)
+			}
+			rows = append(rows, x)
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+		err = forEach(ctx, len(rows), 8, func(ctx context.Context, i int) error {
+			_, err := s.gt.DeleteItem(ctx, p.key(), rows[i].ID, nil)
+			if statusOf(err) == http.StatusNotFound {
+				return nil
+			}
+			if err != nil {
+				return wrapErr("delete dataset", err)
+			}
+			if rows[i].DocType == gtc.DocTypeItem {
+				mu.Lock()
+				out.Items++
+				mu.Unlock()
+			}
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+	}
+	_, err = s.gt.DeleteItem(ctx, itemKey(datasetName, gtc.CurationBucket), gtc.CurationDocID(datasetName), nil)
+	switch {
+	case err == nil:
+		out.Curation = true
+	case statusOf(err) != http.StatusNotFound:
+		return out, wrapErr("delete dataset curation", err)
+	}
+	if err := s.deleteAssignments(ctx, datasetName); err != nil {
+		return out, err
+	}
+	if err := s.registry.remove(ctx, datasetName); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// CountByStatus counts each status with one cross-partition count, four in parallel.
+func (is *itemStore) CountByStatus(ctx context.Context) (map[gtc.Status]int, error) {
+	if is.s.closed.Load() {
+		return nil, errClosed("count by status")
+	}
+	counts := make([]int, len(gtc.Statuses))
+	err := forEach(ctx, len(gtc.Statuses), len(gtc.Statuses), func(ctx context.Context, i int) error {
+		n, err := is.Count(ctx, gtc.Filter{Statuses: []gtc.Status{gtc.Statuses[i]}})
+		counts[i] = n
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[gtc.Status]int, len(gtc.Statuses))
+	for i, st := range gtc.Statuses {
+		out[st] = counts[i]
+	}
+	return out, nil
+}
+
+// Datasets lists the dataset names that hold a visible item, sorted.
+func (is *itemStore) Datasets(ctx context.Context) ([]string, error) {
+	if is.s.closed.Load() {
+		return nil, errClosed("datasets")
+	}
+	return is.s.registry.datasets(ctx)
+}
+
+// Count counts f's matches with one cross-partition count.
+func (is *itemStore) Count(ctx context.Context, f gtc.Filter) (int, error) {
+	if is.s.closed.Load() {
+		return 0, errClosed("count")
+	}
+	if err := f.Validate(); err != nil {
+		return 0, fmt.Errorf("cosmos: count: %w", err)
+	}
+	q, ok := countQuery(f)
+	if !ok {
+		return 0, nil
+	}
+	return is.s.count(ctx, is.s.gt, "count", q)
+}
