@@ -206,7 +206,9 @@ func (s ScanSpec) Hash() string {
 	for i, st := range s.Statuses {
 		sts[i] = string(st)
 	}
-	set := func(ss []string) string { return strings.Join(slices.Compact(slices.Sorted(slices.Values(ss))), "\x1f") }
+	set := func(ss []string) string {
+		return strings.Join(slices.Compact(slices.Sorted(slices.Values(ss))), "\x1f")
+	}
 	h := sha256.New()
 	fmt.Fprintf(h, "scan\x00%d\x00%s\x00%s", s.Order, set(sts), set(s.DatasetNames))
 	return hex.EncodeToString(h.Sum(nil)[:12])
