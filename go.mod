@@ -4,6 +4,9 @@ go 1.26.8
 
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3
+	github.com/Azure/azure-sdk-for-go/sdk/azidentity v1.15.0
+	// azcosmos is pinned at v1.5.0 exactly (spec/testing-with-real-servers.md §2).
+	github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos v1.5.0
 	// azblob is pinned at v1.8.1: v1.8.2 and later need sdk/storage/internal v0.1.0, which the Go
 	// module proxy refuses to serve (403), so they cannot be built. Do not upgrade until it is
 	// served (spec/testing-with-real-servers.md §2).
@@ -19,8 +22,6 @@ require (
 )
 
 require (
-	github.com/Azure/azure-sdk-for-go/sdk/azidentity v1.15.0 // indirect
-	github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos v1.5.0 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/internal v1.13.0 // indirect
 	github.com/AzureAD/microsoft-authentication-library-for-go v1.10.1 // indirect
 	github.com/apache/arrow-go/v18 v18.7.0 // indirect

@@ -4,9 +4,13 @@ package config
 
 import (
 	"bufio"
+	"crypto/x509"
+	"encoding/base64"
 	"fmt"
 	"io"
+	"math"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -55,11 +59,37 @@ type Config struct {
 	AzureClientID             string `split_words:"true" desc:"client id of a user-assigned managed identity for Azure clients"`
 
 	// Item store.
-	RepoBackend           string   `split_words:"true" default:"sqlite" desc:"item store backend: sqlite"`
+	RepoBackend           string   `split_words:"true" default:"sqlite" desc:"item store backend: sqlite or cosmos"`
 	SqlitePath            string   `split_words:"true" desc:"SQLite database file or :memory:; default $GTC_DATA_DIR/gtc.db"`
 	SqliteSynchronous     string   `split_words:"true" default:"FULL" desc:"FULL or NORMAL"`
 	SqliteBusyTimeout     Duration `split_words:"true" default:"5s" desc:"how long a write waits for another process's lock"`
 	SqliteReadConnections int      `split_words:"true" default:"4" desc:"reader pool size (1-64)"`
+
+	// Azure Cosmos DB item store (export-storage-migration.md §3.7); read only with
+	// GTC_REPO_BACKEND=cosmos.
+	CosmosEndpoint                 string    `split_words:"true" desc:"Cosmos DB account endpoint; required with cosmos"`
+	CosmosKey                      string    `split_words:"true" desc:"Cosmos DB account key (secret); unset: Entra ID via the default Azure credential"`
+	UseCosmosEmulator              Bool      `split_words:"true" default:"false" desc:"key auth with the well-known emulator key when no key is set"`
+	CosmosConnectionVerify         TLSVerify `split_words:"true" default:"true" desc:"TLS verification: true, false, or a PEM bundle path"`
+	CosmosDBName                   string    `split_words:"true" default:"gt-curator" desc:"Cosmos DB database"`
+	CosmosContainerGT              string    `split_words:"true" default:"ground_truth" desc:"container of items and curation instructions"`
+	CosmosContainerAssignments     string    `split_words:"true" default:"assignments" desc:"container of assignment records"`
+	CosmosContainerTags            string    `split_words:"true" default:"tags" desc:"container of the tag store"`
+	CosmosContainerTagDefinitions  string    `split_words:"true" default:"tag_definitions" desc:"container of tag definitions"`
+	CosmosContainerMeta            string    `split_words:"true" default:"meta" desc:"container of the dataset registry and the migration marker"`
+	CosmosContainerAgentOperations string    `split_words:"true" default:"agent-operations" desc:"container of the agent audit log"`
+	CosmosCreateContainers         Bool      `split_words:"true" default:"false" desc:"create the database and missing containers at startup"`
+	CosmosRebuildRegistry          string    `split_words:"true" default:"auto" desc:"dataset registry rebuild at startup: auto, always or never"`
+	CosmosAutoscaleMaxThroughput   int       `split_words:"true" default:"0" desc:"autoscale maximum RU/s of containers created at startup; 0: none"`
+	CosmosPreferredRegions         CSV       `split_words:"true" desc:"region preference order (comma-separated)"`
+	CosmosMaxConnectionPoolSize    int       `split_words:"true" default:"200" desc:"connections per host"`
+	CosmosRequestTimeout           Duration  `split_words:"true" default:"30s" desc:"timeout of one attempt"`
+	CosmosRetryTotalAttempts       int       `split_words:"true" default:"5" desc:"attempts per request on throttling and transient errors"`
+	CosmosRetryFixedInterval       Duration  `split_words:"true" default:"1s" desc:"base delay between attempts"`
+	CosmosPageSize                 int       `split_words:"true" default:"1000" desc:"page size hint of scans and counts (1-1000)"`
+	CosmosLogQueryMetrics          Bool      `split_words:"true" default:"false" desc:"log the request charge of queries"`
+	CosmosLogSlowQueriesOnly       Bool      `split_words:"true" default:"true" desc:"log only queries at or above the threshold"`
+	CosmosSlowQueryRUThreshold     float64   `split_words:"true" default:"10" desc:"slow-query threshold in request units"`
 
 	// Tags, recompute, jobs.
 	AllowedManualTags    CSV      `split_words:"true" desc:"manual tag allow-list (comma-separated group:value)"`
@@ -114,6 +144,9 @@ type Config struct {
 	portSet bool
 	// authModeSet records whether GTC_AUTH_MODE was set explicitly.
 	authModeSet bool
+	// cosmosSet lists the Cosmos DB settings that were set, for the warning while the
+	// backend is sqlite.
+	cosmosSet []string
 	// Ignored lists the accepted-but-ignored names that were set (§6.4).
 	Ignored []string `ignored:"true"`
 }
@@ -136,7 +169,14 @@ var ignoredNames = map[string]string{
 }
 
 // secretNames are never printed or logged.
-var secretNames = map[string]bool{"GTC_AZ_SEARCH_KEY": true, "GTC_EXPORT_BLOB_CONNECTION_STRING": true, "GTC_EXPORT_BLOB_ACCOUNT_KEY": true}
+var secretNames = map[string]bool{
+	"GTC_COSMOS_KEY": true, "GTC_AZ_SEARCH_KEY": true, "GTC_EXPORT_BLOB_CONNECTION_STRING": true, "GTC_EXPORT_BLOB_ACCOUNT_KEY": true,
+}
+
+// isCosmosName reports a setting of the Cosmos DB store (read only with GTC_REPO_BACKEND=cosmos).
+func isCosmosName(name string) bool {
+	return strings.HasPrefix(name, "GTC_COSMOS_") || name == "GTC_USE_COSMOS_EMULATOR"
+}
 
 // Problems collects every invalid setting; Error prints one per line.
 type Problems []string
@@ -210,6 +250,11 @@ func Load() (*Config, error) {
 		_ = os.Setenv("AZURE_CLIENT_ID", c.AzureClientID)
 	}
 	_, c.authModeSet = os.LookupEnv("GTC_AUTH_MODE")
+	for _, n := range Names() {
+		if _, set := os.LookupEnv(n); set && isCosmosName(n) {
+			c.cosmosSet = append(c.cosmosSet, n)
+		}
+	}
 	c.Ignored = ignored
 	probs = append(probs, c.Validate()...)
 	if len(probs) > 0 {
@@ -251,10 +296,12 @@ func (c *Config) Validate() Problems {
 	enum("GTC_ENV", c.Env, "dev", "test", "prod")
 	switch c.RepoBackend {
 	case "sqlite":
+	case "cosmos":
+		p = append(p, c.validateCosmos()...)
 	case "memory":
 		p = append(p, "GTC_REPO_BACKEND=memory is not supported; use sqlite (GTC_SQLITE_PATH=:memory: gives a throw-away database)")
 	default:
-		p = append(p, fmt.Sprintf("GTC_REPO_BACKEND=%q: must be sqlite", c.RepoBackend))
+		p = append(p, fmt.Sprintf("GTC_REPO_BACKEND=%q: must be one of sqlite, cosmos", c.RepoBackend))
 	}
 	enum("GTC_AUTH_MODE", c.AuthMode, "dev", "easyauth")
 	enum("GTC_LOG_LEVEL", c.LogLevel, "debug", "info", "warn", "error")
@@ -342,12 +389,107 @@ func (c *Config) Validate() Problems {
 		if c.SqlitePath == ":memory:" {
 			p = append(p, "GTC_ENV=prod forbids GTC_SQLITE_PATH=:memory: (every item would be lost at exit)")
 		}
+		if c.CosmosConnectionVerify.Off() {
+			p = append(p, "GTC_ENV=prod forbids GTC_COSMOS_CONNECTION_VERIFY=false (TLS certificates must be verified; a PEM bundle path adds a private CA)")
+		}
 	}
 	if err := checkWritableDir(c.DataDir); err != nil {
 		p = append(p, fmt.Sprintf("GTC_DATA_DIR=%q: %v", c.DataDir, err))
 	}
 	p = append(p, c.validateExport()...)
 	return p
+}
+
+// validateCosmos checks the Cosmos DB settings (rules 1, 2, 5 and 6 of §6.3). It runs only
+// with GTC_REPO_BACKEND=cosmos: with sqlite these settings have no effect and are warned
+// about instead, like the Blob settings while exports are local.
+func (c *Config) validateCosmos() Problems {
+	var p Problems
+	endpoint := c.CosmosEndpoint
+	u, err := url.Parse(endpoint)
+	switch {
+	case endpoint == "":
+		p = append(p, "GTC_REPO_BACKEND=cosmos needs GTC_COSMOS_ENDPOINT (e.g. https://<account>.documents.azure.com:443/)")
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		p = append(p, fmt.Sprintf("GTC_COSMOS_ENDPOINT=%q: must be an absolute http(s) URL, e.g. https://<account>.documents.azure.com:443/", endpoint))
+	case u.Scheme == "http" && c.CosmosKey == "" && !bool(c.UseCosmosEmulator):
+		p = append(p, fmt.Sprintf("GTC_COSMOS_ENDPOINT=%q uses http://: Entra ID tokens are only sent over https, so set GTC_COSMOS_KEY (or GTC_USE_COSMOS_EMULATOR=true) or use https", endpoint))
+	}
+	if c.CosmosKey != "" {
+		if _, err := base64.StdEncoding.DecodeString(c.CosmosKey); err != nil {
+			// The key itself never appears in a message.
+			p = append(p, fmt.Sprintf("GTC_COSMOS_KEY=***: must be valid base64 (%d characters given; the SDK signs requests with the decoded key)", len(c.CosmosKey)))
+		}
+	}
+	if path := c.CosmosConnectionVerify.Path(); path != "" {
+		if err := checkPEMBundle(path); err != nil {
+			p = append(p, fmt.Sprintf("GTC_COSMOS_CONNECTION_VERIFY=%q: must be true, false or a readable PEM bundle: %v", path, err))
+		}
+	}
+	names := [][2]string{
+		{"GTC_COSMOS_DB_NAME", c.CosmosDBName},
+		{"GTC_COSMOS_CONTAINER_GT", c.CosmosContainerGT}, {"GTC_COSMOS_CONTAINER_ASSIGNMENTS", c.CosmosContainerAssignments},
+		{"GTC_COSMOS_CONTAINER_TAGS", c.CosmosContainerTags}, {"GTC_COSMOS_CONTAINER_TAG_DEFINITIONS", c.CosmosContainerTagDefinitions},
+		{"GTC_COSMOS_CONTAINER_META", c.CosmosContainerMeta}, {"GTC_COSMOS_CONTAINER_AGENT_OPERATIONS", c.CosmosContainerAgentOperations},
+	}
+	usedBy := map[string]string{} // container name → the first setting naming it
+	for i, x := range names {
+		name, v := x[0], x[1]
+		if strings.ContainsAny(v, `/\#?`) || len(v) > 255 || strings.TrimSpace(v) != v {
+			p = append(p, fmt.Sprintf(`%s=%q: a Cosmos DB resource name has at most 255 characters, none of / \ # ?, and no surrounding spaces`, name, v))
+		}
+		if i == 0 {
+			continue // the database is not a container
+		}
+		if first, dup := usedBy[v]; dup {
+			// Two kinds of documents in one container would mix (assignments and tags share /pk).
+			p = append(p, fmt.Sprintf("%s and %s both name the container %q: every container of the store must be a different one", first, name, v))
+		} else {
+			usedBy[v] = name
+		}
+	}
+	switch c.CosmosRebuildRegistry {
+	case "auto", "always", "never":
+	default:
+		p = append(p, fmt.Sprintf("GTC_COSMOS_REBUILD_REGISTRY=%q: must be one of auto, always, never", c.CosmosRebuildRegistry))
+	}
+	if t := c.CosmosAutoscaleMaxThroughput; t != 0 && (t < 1000 || t%1000 != 0 || t > math.MaxInt32) {
+		p = append(p, fmt.Sprintf("GTC_COSMOS_AUTOSCALE_MAX_THROUGHPUT=%d: must be 0 (no throughput set) or a multiple of 1000 RU/s, at least 1000", t))
+	}
+	atLeast := func(name string, v, lo int) {
+		if v < lo {
+			p = append(p, fmt.Sprintf("%s=%d: must be at least %d", name, v, lo))
+		}
+	}
+	atLeast("GTC_COSMOS_MAX_CONNECTION_POOL_SIZE", c.CosmosMaxConnectionPoolSize, 1)
+	atLeast("GTC_COSMOS_RETRY_TOTAL_ATTEMPTS", c.CosmosRetryTotalAttempts, 1)
+	if c.CosmosPageSize < 1 || c.CosmosPageSize > 1000 {
+		p = append(p, fmt.Sprintf("GTC_COSMOS_PAGE_SIZE=%d: must be between 1 and 1000", c.CosmosPageSize))
+	}
+	for _, x := range []struct {
+		name string
+		d    Duration
+	}{{"GTC_COSMOS_REQUEST_TIMEOUT", c.CosmosRequestTimeout}, {"GTC_COSMOS_RETRY_FIXED_INTERVAL", c.CosmosRetryFixedInterval}} {
+		if x.d <= 0 {
+			p = append(p, fmt.Sprintf("%s=%s: must be a positive duration", x.name, x.d))
+		}
+	}
+	if v := c.CosmosSlowQueryRUThreshold; v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		p = append(p, fmt.Sprintf("GTC_COSMOS_SLOW_QUERY_RU_THRESHOLD=%v: must be a number of request units, at least 0", v))
+	}
+	return p
+}
+
+// checkPEMBundle reports a file that cannot be read or holds no PEM certificate.
+func checkPEMBundle(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(b) {
+		return fmt.Errorf("%s holds no PEM certificate", path)
+	}
+	return nil
 }
 
 var containerRE = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$`)
@@ -446,6 +588,9 @@ func (c *Config) Warnings() []string {
 			sort.Strings(set)
 			w = append(w, strings.Join(set, ", ")+" set, but GTC_EXPORT_STORAGE_BACKEND=local: exports go to "+c.ExportLocalRoot()+", not to Blob Storage")
 		}
+	}
+	if c.RepoBackend == "sqlite" && len(c.cosmosSet) > 0 {
+		w = append(w, strings.Join(c.cosmosSet, ", ")+" set, but GTC_REPO_BACKEND=sqlite: items are stored in "+c.SQLitePath()+", not in Cosmos DB")
 	}
 	if !c.EasyAuth() && (len(c.EzauthAllowedEmailDomains) > 0 || len(c.EzauthAllowedObjectIds) > 0 || len(c.EzauthAllowAnonymousPaths) > 0) {
 		w = append(w, "Easy Auth allow-lists are set but the server runs in dev mode, where they have no effect")

@@ -1,6 +1,13 @@
 package config
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +29,12 @@ var specNames = []string{
 	"GTC_EZAUTH_ALLOW_ANONYMOUS_PATHS", "GTC_EZAUTH_ALLOWED_EMAIL_DOMAINS", "GTC_EZAUTH_ALLOWED_OBJECT_IDS",
 	"GTC_EZAUTH_HEADER_SOURCE", "GTC_AZURE_CLIENT_ID",
 	"GTC_REPO_BACKEND", "GTC_SQLITE_PATH", "GTC_SQLITE_SYNCHRONOUS", "GTC_SQLITE_BUSY_TIMEOUT", "GTC_SQLITE_READ_CONNECTIONS",
+	"GTC_COSMOS_ENDPOINT", "GTC_COSMOS_KEY", "GTC_USE_COSMOS_EMULATOR", "GTC_COSMOS_CONNECTION_VERIFY", "GTC_COSMOS_DB_NAME",
+	"GTC_COSMOS_CONTAINER_GT", "GTC_COSMOS_CONTAINER_ASSIGNMENTS", "GTC_COSMOS_CONTAINER_TAGS", "GTC_COSMOS_CONTAINER_TAG_DEFINITIONS",
+	"GTC_COSMOS_CONTAINER_META", "GTC_COSMOS_CONTAINER_AGENT_OPERATIONS", "GTC_COSMOS_CREATE_CONTAINERS", "GTC_COSMOS_REBUILD_REGISTRY",
+	"GTC_COSMOS_AUTOSCALE_MAX_THROUGHPUT", "GTC_COSMOS_PREFERRED_REGIONS", "GTC_COSMOS_MAX_CONNECTION_POOL_SIZE",
+	"GTC_COSMOS_REQUEST_TIMEOUT", "GTC_COSMOS_RETRY_TOTAL_ATTEMPTS", "GTC_COSMOS_RETRY_FIXED_INTERVAL", "GTC_COSMOS_PAGE_SIZE",
+	"GTC_COSMOS_LOG_QUERY_METRICS", "GTC_COSMOS_LOG_SLOW_QUERIES_ONLY", "GTC_COSMOS_SLOW_QUERY_RU_THRESHOLD",
 	"GTC_ALLOWED_MANUAL_TAGS", "GTC_MANUAL_TAGS_CONFIG_PATH", "GTC_TAG_VALIDATORS", "GTC_RECOMPUTE_BATCH_SIZE",
 	"GTC_MAX_CONCURRENT_JOBS", "GTC_JOB_RETENTION",
 	"GTC_FRONTEND_DIR", "GTC_FRONTEND_INDEX", "GTC_FRONTEND_CACHE_SECONDS",
@@ -281,4 +294,201 @@ func TestExportSettings(t *testing.T) {
 	require.NoError(t, c.Print(&b))
 	assert.Contains(t, b.String(), "GTC_EXPORT_BLOB_CONNECTION_STRING=***\n")
 	assert.NotContains(t, b.String(), "a2V5")
+}
+
+// testKey is valid base64, as an account key must be; the test server accepts any such key.
+const testKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
+
+func TestCosmosDefaults(t *testing.T) {
+	cleanEnv(t)
+	c, err := Load()
+	require.NoError(t, err)
+	assert.Equal(t, "sqlite", c.RepoBackend)
+	assert.Empty(t, c.CosmosEndpoint)
+	assert.Empty(t, c.CosmosKey)
+	assert.False(t, bool(c.UseCosmosEmulator))
+	assert.Equal(t, TLSVerify("true"), c.CosmosConnectionVerify)
+	assert.False(t, c.CosmosConnectionVerify.Off())
+	assert.Empty(t, c.CosmosConnectionVerify.Path())
+	assert.Equal(t, "gt-curator", c.CosmosDBName)
+	assert.Equal(t, "ground_truth", c.CosmosContainerGT)
+	assert.Equal(t, "assignments", c.CosmosContainerAssignments)
+	assert.Equal(t, "tags", c.CosmosContainerTags)
+	assert.Equal(t, "tag_definitions", c.CosmosContainerTagDefinitions)
+	assert.Equal(t, "meta", c.CosmosContainerMeta)
+	assert.Equal(t, "agent-operations", c.CosmosContainerAgentOperations)
+	assert.False(t, bool(c.CosmosCreateContainers))
+	assert.Equal(t, "auto", c.CosmosRebuildRegistry)
+	assert.Equal(t, 0, c.CosmosAutoscaleMaxThroughput)
+	assert.Empty(t, c.CosmosPreferredRegions)
+	assert.Equal(t, 200, c.CosmosMaxConnectionPoolSize)
+	assert.Equal(t, 30*time.Second, c.CosmosRequestTimeout.D())
+	assert.Equal(t, 5, c.CosmosRetryTotalAttempts)
+	assert.Equal(t, time.Second, c.CosmosRetryFixedInterval.D())
+	assert.Equal(t, 1000, c.CosmosPageSize)
+	assert.False(t, bool(c.CosmosLogQueryMetrics))
+	assert.True(t, bool(c.CosmosLogSlowQueriesOnly))
+	assert.Equal(t, 10.0, c.CosmosSlowQueryRUThreshold)
+	assert.Empty(t, c.Warnings(), "unset Cosmos settings are not warned about")
+	assert.Equal(t, c.CosmosRequestTimeout, Default().CosmosRequestTimeout)
+}
+
+func TestCosmosValues(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("GTC_REPO_BACKEND", "cosmos")
+	t.Setenv("GTC_COSMOS_ENDPOINT", "https://acct.documents.azure.com:443/")
+	// The reference backend's files write plain numbers of seconds.
+	t.Setenv("GTC_COSMOS_REQUEST_TIMEOUT", "30")
+	t.Setenv("GTC_COSMOS_RETRY_FIXED_INTERVAL", "1.5")
+	t.Setenv("GTC_COSMOS_PREFERRED_REGIONS", " West Europe , ,North Europe")
+	t.Setenv("GTC_COSMOS_CONNECTION_VERIFY", "FALSE")
+	t.Setenv("GTC_COSMOS_AUTOSCALE_MAX_THROUGHPUT", "4000")
+	t.Setenv("GTC_COSMOS_SLOW_QUERY_RU_THRESHOLD", "2.5")
+	t.Setenv("GTC_COSMOS_DB_NAME", "gtc-prod")
+	c, err := Load()
+	require.NoError(t, err)
+	assert.Equal(t, 30*time.Second, c.CosmosRequestTimeout.D(), "a plain number is seconds")
+	assert.Equal(t, 1500*time.Millisecond, c.CosmosRetryFixedInterval.D())
+	assert.Equal(t, CSV{"West Europe", "North Europe"}, c.CosmosPreferredRegions)
+	assert.True(t, c.CosmosConnectionVerify.Off())
+	assert.Equal(t, 4000, c.CosmosAutoscaleMaxThroughput)
+	assert.Equal(t, 2.5, c.CosmosSlowQueryRUThreshold)
+	assert.Equal(t, "gtc-prod", c.CosmosDBName)
+	assert.Empty(t, c.Warnings())
+}
+
+// writePEM writes a self-signed certificate and returns its path.
+func writePEM(t *testing.T, dir string) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	path := filepath.Join(dir, "ca.pem")
+	require.NoError(t, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	return path
+}
+
+func TestCosmosValidation(t *testing.T) {
+	dir := t.TempDir()
+	caFile := writePEM(t, dir)
+	notPEM := filepath.Join(dir, "not.pem")
+	require.NoError(t, os.WriteFile(notPEM, []byte("not a certificate"), 0o600))
+	const https = "https://acct.documents.azure.com:443/"
+	const local = "http://127.0.0.1:8081/"
+	cosmos := func(kv ...string) map[string]string {
+		m := map[string]string{"GTC_REPO_BACKEND": "cosmos"}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string // "" = valid
+	}{
+		{"entra id over https", cosmos("GTC_COSMOS_ENDPOINT", https), ""},
+		{"key over https", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_KEY", testKey), ""},
+		{"key over http", cosmos("GTC_COSMOS_ENDPOINT", local, "GTC_COSMOS_KEY", testKey), ""},
+		{"emulator over http", cosmos("GTC_COSMOS_ENDPOINT", local, "GTC_USE_COSMOS_EMULATOR", "true"), ""},
+		{"verification off", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_CONNECTION_VERIFY", "false"), ""},
+		{"PEM bundle", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_CONNECTION_VERIFY", caFile), ""},
+		{"every bound", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_PAGE_SIZE", "1", "GTC_COSMOS_MAX_CONNECTION_POOL_SIZE", "1",
+			"GTC_COSMOS_RETRY_TOTAL_ATTEMPTS", "1", "GTC_COSMOS_AUTOSCALE_MAX_THROUGHPUT", "1000", "GTC_COSMOS_SLOW_QUERY_RU_THRESHOLD", "0",
+			"GTC_COSMOS_REBUILD_REGISTRY", "never"), ""},
+		{"no endpoint", cosmos(), "GTC_REPO_BACKEND=cosmos needs GTC_COSMOS_ENDPOINT"},
+		{"endpoint without scheme", cosmos("GTC_COSMOS_ENDPOINT", "acct.documents.azure.com"), `GTC_COSMOS_ENDPOINT="acct.documents.azure.com": must be an absolute http(s) URL`},
+		{"endpoint of another scheme", cosmos("GTC_COSMOS_ENDPOINT", "ftp://acct.example"), `GTC_COSMOS_ENDPOINT="ftp://acct.example": must be an absolute http(s) URL`},
+		{"token over http", cosmos("GTC_COSMOS_ENDPOINT", local), `GTC_COSMOS_ENDPOINT="http://127.0.0.1:8081/" uses http://: Entra ID tokens are only sent over https`},
+		{"key not base64", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_KEY", "not base64!"), "GTC_COSMOS_KEY=***: must be valid base64 (11 characters given"},
+		{"missing CA bundle", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_CONNECTION_VERIFY", filepath.Join(dir, "missing.pem")), "GTC_COSMOS_CONNECTION_VERIFY=\"" + filepath.Join(dir, "missing.pem") + "\": must be true, false or a readable PEM bundle"},
+		{"CA bundle without a certificate", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_CONNECTION_VERIFY", notPEM), "holds no PEM certificate"},
+		{"rebuild mode", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_REBUILD_REGISTRY", "sometimes"), `GTC_COSMOS_REBUILD_REGISTRY="sometimes": must be one of auto, always, never`},
+		{"throughput too low", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_AUTOSCALE_MAX_THROUGHPUT", "400"), "GTC_COSMOS_AUTOSCALE_MAX_THROUGHPUT=400: must be 0 (no throughput set) or a multiple of 1000 RU/s, at least 1000"},
+		{"throughput not a multiple", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_AUTOSCALE_MAX_THROUGHPUT", "1500"), "GTC_COSMOS_AUTOSCALE_MAX_THROUGHPUT=1500"},
+		{"pool", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_MAX_CONNECTION_POOL_SIZE", "0"), "GTC_COSMOS_MAX_CONNECTION_POOL_SIZE=0: must be at least 1"},
+		{"attempts", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_RETRY_TOTAL_ATTEMPTS", "0"), "GTC_COSMOS_RETRY_TOTAL_ATTEMPTS=0: must be at least 1"},
+		{"page size zero", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_PAGE_SIZE", "0"), "GTC_COSMOS_PAGE_SIZE=0: must be between 1 and 1000"},
+		{"page size too large", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_PAGE_SIZE", "1001"), "GTC_COSMOS_PAGE_SIZE=1001: must be between 1 and 1000"},
+		{"request timeout", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_REQUEST_TIMEOUT", "0"), "GTC_COSMOS_REQUEST_TIMEOUT=0s: must be a positive duration"},
+		{"retry interval", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_RETRY_FIXED_INTERVAL", "-1s"), "GTC_COSMOS_RETRY_FIXED_INTERVAL=-1s: must be a positive duration"},
+		{"slow threshold", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_SLOW_QUERY_RU_THRESHOLD", "-1"), "GTC_COSMOS_SLOW_QUERY_RU_THRESHOLD=-1: must be a number of request units, at least 0"},
+		{"slow threshold not a number", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_SLOW_QUERY_RU_THRESHOLD", "ten"), `GTC_COSMOS_SLOW_QUERY_RU_THRESHOLD="ten"`},
+		{"one container twice", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_CONTAINER_TAGS", "assignments"), `GTC_COSMOS_CONTAINER_ASSIGNMENTS and GTC_COSMOS_CONTAINER_TAGS both name the container "assignments"`},
+		{"bad resource name", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_COSMOS_DB_NAME", "a/b"), `GTC_COSMOS_DB_NAME="a/b": a Cosmos DB resource name has at most 255 characters`},
+		{"unknown backend", map[string]string{"GTC_REPO_BACKEND": "mongo"}, `GTC_REPO_BACKEND="mongo": must be one of sqlite, cosmos`},
+		{"prod without verification", cosmos("GTC_COSMOS_ENDPOINT", https, "GTC_ENV", "prod", "GTC_AUTH_MODE", "easyauth", "GTC_COSMOS_CONNECTION_VERIFY", "0"), "GTC_ENV=prod forbids GTC_COSMOS_CONNECTION_VERIFY=false"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cleanEnv(t)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			_, err := Load()
+			if tc.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+
+	t.Run("every problem at once, the key never shown", func(t *testing.T) {
+		cleanEnv(t)
+		t.Setenv("GTC_REPO_BACKEND", "cosmos")
+		t.Setenv("GTC_COSMOS_ENDPOINT", local)
+		t.Setenv("GTC_COSMOS_KEY", "s3cret-not-base64")
+		t.Setenv("GTC_COSMOS_PAGE_SIZE", "5000")
+		t.Setenv("GTC_COSMOS_REBUILD_REGISTRY", "daily")
+		_, err := Load()
+		require.Error(t, err)
+		var probs Problems
+		require.ErrorAs(t, err, &probs)
+		assert.Len(t, probs, 3, "%v", probs)
+		assert.NotContains(t, err.Error(), "s3cret")
+	})
+}
+
+func TestCosmosSettingsWhileSQLite(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("GTC_COSMOS_ENDPOINT", "http://127.0.0.1:8081/")
+	t.Setenv("GTC_USE_COSMOS_EMULATOR", "true")
+	t.Setenv("GTC_COSMOS_PAGE_SIZE", "5000") // not checked: it has no effect
+	t.Setenv("GTC_COSMOS_TEST_MODE", "true") // a reference name: ignored, warned about on its own
+	c, err := Load()
+	require.NoError(t, err, "Cosmos settings have no effect with sqlite, so they are not validated")
+	assert.Equal(t, []string{"GTC_COSMOS_TEST_MODE"}, c.Ignored)
+	assert.Equal(t, []string{
+		"GTC_COSMOS_TEST_MODE has no effect: startup no longer needs a test switch",
+		"GTC_COSMOS_ENDPOINT, GTC_USE_COSMOS_EMULATOR, GTC_COSMOS_PAGE_SIZE set, but GTC_REPO_BACKEND=sqlite: items are stored in " + c.SQLitePath() + ", not in Cosmos DB",
+	}, c.Warnings())
+}
+
+func TestCosmosKeyIsMasked(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("GTC_REPO_BACKEND", "cosmos")
+	t.Setenv("GTC_COSMOS_ENDPOINT", "http://127.0.0.1:8081/")
+	t.Setenv("GTC_COSMOS_KEY", testKey)
+	c, err := Load()
+	require.NoError(t, err)
+	var b strings.Builder
+	require.NoError(t, c.Print(&b))
+	assert.Contains(t, b.String(), "GTC_COSMOS_KEY=***\n")
+	assert.Contains(t, b.String(), "GTC_COSMOS_ENDPOINT=http://127.0.0.1:8081/\n")
+	assert.Contains(t, b.String(), "GTC_COSMOS_CONNECTION_VERIFY=true\n")
+	assert.NotContains(t, b.String(), testKey[:20])
+}
+
+func TestTLSVerifyDecode(t *testing.T) {
+	for in, want := range map[string]TLSVerify{"true": "true", "TRUE": "true", "1": "true", "t": "true", "False": "false", "0": "false", " f ": "false", "/etc/ssl/ca.pem": "/etc/ssl/ca.pem"} {
+		var v TLSVerify
+		require.NoError(t, v.Decode(in))
+		assert.Equal(t, want, v, in)
+	}
+	assert.Equal(t, "/etc/ssl/ca.pem", TLSVerify("/etc/ssl/ca.pem").Path())
+	assert.Empty(t, TLSVerify("false").Path())
 }

@@ -67,6 +67,36 @@ func (b *Bool) Decode(v string) error {
 
 func (b Bool) String() string { return strconv.FormatBool(bool(b)) }
 
+// TLSVerify is a TLS verification setting: "true", "false", or the path of a PEM bundle
+// added to the system roots. true/false/1/0/t/f are accepted in any case and stored as
+// "true" or "false"; anything else is a path, checked by Validate.
+type TLSVerify string
+
+// Decode implements envconfig.Decoder.
+func (t *TLSVerify) Decode(v string) error {
+	v = strings.TrimSpace(v)
+	switch strings.ToLower(v) {
+	case "true", "1", "t":
+		*t = "true"
+	case "false", "0", "f":
+		*t = "false"
+	default:
+		*t = TLSVerify(v)
+	}
+	return nil
+}
+
+// Off reports whether certificate verification is turned off.
+func (t TLSVerify) Off() bool { return t == "false" }
+
+// Path is the PEM bundle path, or "" for true and false.
+func (t TLSVerify) Path() string {
+	if t == "" || t == "true" || t == "false" {
+		return ""
+	}
+	return string(t)
+}
+
 // values maps every setting name to its effective value, in the form Print shows.
 func (c *Config) values() map[string]string {
 	names := Names()

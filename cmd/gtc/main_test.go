@@ -168,8 +168,14 @@ func startServer(t *testing.T, environ []string) *server {
 		_ = cmd.Process.Kill()
 		<-s.done
 	})
-	deadline := time.Now().Add(10 * time.Second)
+	// Generous: a shared Cosmos DB test server under load can take seconds to answer.
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
+		select {
+		case <-s.done:
+			t.Fatalf("server exited before it was ready (%v); log:\n%s", s.err, stderr.String())
+		default:
+		}
 		res, err := http.Get(s.base + "/readyz")
 		if err == nil {
 			res.Body.Close()

@@ -70,7 +70,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	log.Info("gtc is serving", "url", displayURL(ln.Addr()), "api", displayURL(ln.Addr())+cfg.APIPrefix,
-		"store", a.store.Backend(), "database", cfg.SQLitePath(), "search", backend,
+		"store", a.store.Backend(), "database", storeLocation(cfg), "search", backend,
 		"exports", cfg.ExportStorageBackend, "version", version)
 
 	select {

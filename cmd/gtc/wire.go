@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"sync"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/gtc-dev/gtc/export"
 	"github.com/gtc-dev/gtc/storage/azsearch"
 	"github.com/gtc-dev/gtc/storage/blob"
+	"github.com/gtc-dev/gtc/storage/cosmos"
 	"github.com/gtc-dev/gtc/storage/localfs"
 	"github.com/gtc-dev/gtc/storage/sqlite"
 	"github.com/gtc-dev/gtc/tagging"
@@ -197,16 +199,11 @@ func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger, maintenan
 	for _, w := range tagging.ComputedGroupWarnings(reg, groups) {
 		log.Warn(w)
 	}
-	st, err := sqlite.Open(ctx, sqlite.Options{
-		Path:            cfg.SQLitePath(),
-		Synchronous:     cfg.SqliteSynchronous,
-		BusyTimeout:     cfg.SqliteBusyTimeout.D(),
-		ReadConnections: cfg.SqliteReadConnections,
-		Random:          rand.Reader,
-		Logger:          log,
-	})
+	clock := gtc.SystemClock{}
+	a := &app{cfg: cfg, log: log, clock: clock}
+	st, err := a.openStore(ctx)
 	if err != nil {
-		return nil, fatal(fmt.Errorf("open the SQLite store at %s: %w", cfg.SQLitePath(), err))
+		return nil, err
 	}
 	if err, warning := tagging.CheckStoreOverlap(ctx, reg, st.TagStore()); err != nil {
 		if !maintenance {
@@ -218,7 +215,6 @@ func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger, maintenan
 		log.Warn(warning)
 	}
 	pipeline := tagging.NewPipeline(reg, validators, log)
-	clock := gtc.SystemClock{}
 	vocab := tagging.NewVocabulary(reg, allow, groups, st.TagStore(), st.TagDefinitions(), clock, log)
 	alloc, _ := gtc.ParseAllocation(cfg.SamplingAllocation) // ignored entries were warned about above
 	cur := gtc.NewCurator(gtc.CuratorDeps{
@@ -227,7 +223,109 @@ func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger, maintenan
 		SelfServe:      gtc.SelfServeOptions{DefaultLimit: cfg.SelfServeLimit, MaxLimit: cfg.SelfServeMax, Allocation: alloc},
 		Import:         gtc.ImportChecks{PII: bool(cfg.PiiDetectionEnabled), Duplicates: bool(cfg.DuplicateDetectionEnabled)},
 	})
-	return &app{cfg: cfg, log: log, store: st, tagger: pipeline, curator: cur, clock: clock}, nil
+	a.store, a.tagger, a.curator = st, pipeline, cur
+	return a, nil
+}
+
+// openStore opens the item store of GTC_REPO_BACKEND and logs one line naming it. A store
+// that cannot be opened is fatal (exit 3) with the store's own message.
+func (a *app) openStore(ctx context.Context) (gtc.Store, error) {
+	cfg, log := a.cfg, a.log
+	if cfg.RepoBackend != cosmos.Backend {
+		st, err := sqlite.Open(ctx, sqlite.Options{
+			Path:            cfg.SQLitePath(),
+			Synchronous:     cfg.SqliteSynchronous,
+			BusyTimeout:     cfg.SqliteBusyTimeout.D(),
+			ReadConnections: cfg.SqliteReadConnections,
+			Random:          rand.Reader,
+			Logger:          log,
+		})
+		if err != nil {
+			return nil, fatal(fmt.Errorf("open the SQLite store at %s: %w", cfg.SQLitePath(), err))
+		}
+		log.Info("item store is SQLite", "backend", st.Backend(), "database", cfg.SQLitePath())
+		return st, nil
+	}
+	opts := cosmosOptions(cfg)
+	opts.Logger, opts.Clock, opts.Version = log, a.clock, version
+	auth := cosmosAuth(cfg)
+	switch auth {
+	case "key":
+		opts.Key = cfg.CosmosKey
+	case "emulator key":
+		opts.Key = cosmos.EmulatorKey
+	default:
+		cred, err := a.credential()
+		if err != nil {
+			return nil, fatal(fmt.Errorf("azure credential for Cosmos DB: %w", err))
+		}
+		opts.Credential = cred
+	}
+	// The key is never logged; only how the store authenticates.
+	log.Info("item store is Azure Cosmos DB", "backend", cosmos.Backend, "endpoint", opts.Endpoint,
+		"database", opts.Database, "auth", auth, "createContainers", opts.CreateContainers, "rebuildRegistry", opts.RebuildRegistry)
+	st, err := cosmos.Open(ctx, opts)
+	if err != nil {
+		return nil, fatal(fmt.Errorf("open the Cosmos DB store at %s (database %s): %w", opts.Endpoint, opts.Database, err))
+	}
+	return st, nil
+}
+
+// cosmosAuth names how the Cosmos DB store authenticates (§3.7.2): the account key, the
+// emulator's published key, or Entra ID through the default Azure credential.
+func cosmosAuth(cfg *config.Config) string {
+	switch {
+	case cfg.CosmosKey != "":
+		return "key"
+	case bool(cfg.UseCosmosEmulator):
+		return "emulator key"
+	default:
+		return "entra id"
+	}
+}
+
+// cosmosOptions maps the GTC_COSMOS_* settings to the store's options; authentication,
+// logger, clock and version are the caller's.
+func cosmosOptions(cfg *config.Config) cosmos.Options {
+	slowRU := cfg.CosmosSlowQueryRUThreshold
+	if slowRU == 0 {
+		// The store reads 0 as "use the default (10 RU)"; a threshold of 0 means every query.
+		slowRU = math.SmallestNonzeroFloat64
+	}
+	return cosmos.Options{
+		Endpoint: cfg.CosmosEndpoint,
+		Database: cfg.CosmosDBName,
+		Containers: cosmos.Containers{
+			GroundTruth:     cfg.CosmosContainerGT,
+			Assignments:     cfg.CosmosContainerAssignments,
+			Tags:            cfg.CosmosContainerTags,
+			TagDefinitions:  cfg.CosmosContainerTagDefinitions,
+			Meta:            cfg.CosmosContainerMeta,
+			AgentOperations: cfg.CosmosContainerAgentOperations,
+		},
+		CreateContainers:       bool(cfg.CosmosCreateContainers),
+		AutoscaleMaxThroughput: int32(cfg.CosmosAutoscaleMaxThroughput), // validated ≤ MaxInt32
+		PreferredRegions:       cfg.CosmosPreferredRegions,
+		MaxConnsPerHost:        cfg.CosmosMaxConnectionPoolSize,
+		VerifyTLS:              string(cfg.CosmosConnectionVerify),
+		RequestTimeout:         cfg.CosmosRequestTimeout.D(),
+		RetryAttempts:          cfg.CosmosRetryTotalAttempts,
+		RetryDelay:             cfg.CosmosRetryFixedInterval.D(),
+		PageSize:               cfg.CosmosPageSize,
+		RebuildRegistry:        cfg.CosmosRebuildRegistry,
+		LogQueryMetrics:        bool(cfg.CosmosLogQueryMetrics),
+		SlowQueriesOnly:        bool(cfg.CosmosLogSlowQueriesOnly),
+		SlowQueryRU:            slowRU,
+	}
+}
+
+// storeLocation names where the items are, for the startup line: the SQLite file, or the
+// Cosmos DB endpoint and database.
+func storeLocation(cfg *config.Config) string {
+	if cfg.RepoBackend == cosmos.Backend {
+		return cfg.CosmosEndpoint + " (database " + cfg.CosmosDBName + ")"
+	}
+	return cfg.SQLitePath()
 }
 
 // searchProvider builds the reference search of GTC_SEARCH_BACKEND (api.md §3.9): auto is
