@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -246,6 +247,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 				TryTimeout:    opts.RequestTimeout,
 				StatusCodes:   retryStatusCodes,
 			},
+			PerRetryPolicies: []policy.Policy{unavailableRetry{attempts: opts.RetryAttempts, delay: opts.RetryDelay, maxDelay: opts.MaxRetryDelay}},
 		},
 		EnableContentResponseOnWrite: false,
 		PreferredRegions:             opts.PreferredRegions,
@@ -462,4 +464,40 @@ func wrapErr(op string, err error) error {
 // itemKey is the hierarchical partition key of an item or curation document.
 func itemKey(datasetName, bucket string) azcosmos.PartitionKey {
 	return azcosmos.NewPartitionKeyString(datasetName).AppendString(bucket)
+}
+
+// unavailableRetry retries 503 (service unavailable) and 408 (request timeout) answers
+// itself, honouring x-ms-retry-after-ms: azcosmos retries them only when it can fail over to
+// another region, so on a single-region account they would surface at once. A write that
+// may have landed before such an answer is resolved by its write id (§3.7.5).
+type unavailableRetry struct {
+	attempts int
+	delay    time.Duration
+	maxDelay time.Duration
+}
+
+func (p unavailableRetry) Do(req *policy.Request) (*http.Response, error) {
+	for attempt := 1; ; attempt++ {
+		resp, err := req.Next()
+		if err != nil || attempt >= p.attempts || (resp.StatusCode != http.StatusServiceUnavailable && resp.StatusCode != http.StatusRequestTimeout) {
+			return resp, err
+		}
+		wait := p.delay << (attempt - 1)
+		if ms, perr := strconv.Atoi(resp.Header.Get("x-ms-retry-after-ms")); perr == nil && ms >= 0 {
+			wait = time.Duration(ms) * time.Millisecond
+		}
+		wait = min(wait, p.maxDelay)
+		if resp.Body != nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+		}
+		select {
+		case <-req.Raw().Context().Done():
+			return nil, req.Raw().Context().Err()
+		case <-time.After(wait):
+		}
+		if err := req.RewindBody(); err != nil {
+			return nil, err
+		}
+	}
 }

@@ -153,7 +153,7 @@ type landedResult struct {
 // happened when the document carries this write's id (§3.7.5).
 func (is *itemStore) landed(ctx context.Context, k gtc.Key, p *preparedItem, werr error) (bool, landedResult) {
 	st := statusOf(werr)
-	if st != 0 && st != http.StatusConflict {
+	if st != 0 && st != http.StatusConflict && st != http.StatusPreconditionFailed {
 		return false, landedResult{}
 	}
 	if errors.Is(werr, context.Canceled) {
@@ -164,7 +164,7 @@ func (is *itemStore) landed(ctx context.Context, k gtc.Key, p *preparedItem, wer
 		p.stored.ETag = cur.ETag
 		return true, landedResult{item: p.stored}
 	}
-	if st == http.StatusConflict {
+	if st == http.StatusConflict || st == http.StatusPreconditionFailed {
 		return false, landedResult{}
 	}
 	return true, landedResult{err: fmt.Errorf("cosmos: write %s: %w: outcome unknown: %w", k, gtc.ErrUnavailable, werr)}
@@ -192,7 +192,8 @@ func (is *itemStore) Replace(ctx context.Context, prev, next *gtc.Item) (*gtc.It
 	}
 	resp, err := s.gt.ReplaceItem(ctx, itemKey(k.DatasetName, k.Bucket), k.ID, p.doc, &azcosmos.ItemOptions{IfMatchEtag: etagPtr(prev.ETag)})
 	if err != nil {
-		if statusOf(err) == 0 {
+		if st := statusOf(err); st == 0 || st == http.StatusPreconditionFailed {
+			// A 412 can be this very write, applied before a 503 or a reset that was retried.
 			if ok, r := is.landed(ctx, k, p, err); ok {
 				if r.err == nil {
 					s.assignmentChanged(ctx, prev, p.stored)
