@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -26,14 +27,18 @@ import (
 	"github.com/gtc-dev/gtc/api"
 	"github.com/gtc-dev/gtc/api/openapi"
 	"github.com/gtc-dev/gtc/export"
+	"github.com/gtc-dev/gtc/storage/cosmos"
+	"github.com/gtc-dev/gtc/storage/cosmos/cosmostest"
 	"github.com/gtc-dev/gtc/storage/localfs"
 	"github.com/gtc-dev/gtc/storage/sqlite"
+	"github.com/gtc-dev/gtc/storage/storetest/testenv"
 	"github.com/gtc-dev/gtc/tagging"
 )
 
-// harness runs the real server (SQLite on a real file, the real tag pipeline) behind
-// httptest, and validates every response it receives against the server's own OpenAPI
-// document, so the document cannot drift from the code.
+// harness runs the real server (a real store, the real tag pipeline) behind httptest, and
+// validates every response it receives against the server's own OpenAPI document, so the
+// document cannot drift from the code. The store is SQLite on a real file, or a fresh
+// database on the Cosmos DB test server when GTC_TEST_API_STORE=cosmos (see openStore).
 type harness struct {
 	t      *testing.T
 	srv    *httptest.Server
@@ -84,17 +89,14 @@ func newHarness(t *testing.T, mods ...func(*api.Options)) *harness {
 // newHarnessWith lets a test change the curation service's dependencies too.
 func newHarnessWith(t *testing.T, curMod func(*gtc.CuratorDeps), mods ...func(*api.Options)) *harness {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(t.TempDir(), "gtc.db"), Synchronous: "NORMAL"})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
+	clock := gtc.NewFakeClock(t0)
+	st := openStore(t, clock)
 	reg, err := tagging.NewDefaultRegistry()
 	require.NoError(t, err)
 	groups, err := tagging.LoadGroups("")
 	require.NoError(t, err)
 	validators, err := tagging.NewValidators(nil, groups.Schema())
 	require.NoError(t, err)
-	clock := gtc.NewFakeClock(t0)
 	vocab := tagging.NewVocabulary(reg, nil, groups, st.TagStore(), st.TagDefinitions(), clock, nil)
 	deps := gtc.CuratorDeps{Store: st, Tagger: tagging.NewPipeline(reg, validators, nil), Vocabulary: vocab,
 		Clock: clock, IDs: gtc.NewIDGenerator(rand.Reader), Import: gtc.ImportChecks{PII: true, Duplicates: true},
@@ -128,6 +130,31 @@ func newHarnessWith(t *testing.T, curMod func(*gtc.CuratorDeps), mods ...func(*a
 	h := &harness{t: t, srv: ts, api: srv, store: st, clock: clock, cur: cur, exp: exp, arts: arts}
 	h.loadDocument()
 	return h
+}
+
+// EnvAPIStore chooses the store behind the API tests: unset or "sqlite" (a SQLite file in
+// the test's temporary directory), or "cosmos" (a fresh database on the Cosmos DB test
+// server of GTC_TEST_COSMOS_ENDPOINT, dropped when the test ends). "make test" runs the API
+// suite once with each.
+const EnvAPIStore = "GTC_TEST_API_STORE"
+
+// openStore opens the store GTC_TEST_API_STORE chooses, closed when the test ends; clock
+// is the harness's clock, which stamps what the store stamps itself.
+func openStore(t *testing.T, clock *gtc.FakeClock) gtc.Store {
+	t.Helper()
+	switch kind := os.Getenv(EnvAPIStore); kind {
+	case "", "sqlite":
+		st, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "gtc.db"), Synchronous: "NORMAL"})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	case "cosmos":
+		st, _ := cosmostest.Open(t, testenv.Cosmos(t), func(o *cosmos.Options) { o.Clock = clock })
+		return st
+	default:
+		t.Fatalf("%s=%q: it must be sqlite (the default) or cosmos", EnvAPIStore, kind)
+		return nil
+	}
 }
 
 // loadDocument loads the document the server serves (TestDocumentMatchesRoutes proves the
@@ -311,6 +338,20 @@ func (h *harness) snapshot() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// etagHeader is the ETag header a body token must come with (api.md §1.7): the token
+// itself when it is quoted (SQLite's tokens, real Cosmos DB's), else the token in quotes
+// (the Cosmos DB test server's bare UUIDs).
+func etagHeader(t *testing.T, tok any) string {
+	t.Helper()
+	s, ok := tok.(string)
+	require.True(t, ok, "_etag is not a string: %v", tok)
+	require.NotEmpty(t, s, "_etag is empty")
+	if len(s) >= 2 && strings.HasPrefix(s, `"`) && strings.HasSuffix(s, `"`) {
+		return s
+	}
+	return `"` + s + `"`
 }
 
 func pathEscape(s string) string {

@@ -5,6 +5,7 @@
 # stops what it started by the process ids it recorded, never by name.
 #
 # Usage: scripts/test.sh [packages...]   (default ./...; e.g. scripts/test.sh ./storage/blob/)
+# With the default, the API suite runs twice: against SQLite, then against Cosmos DB.
 # Environment: AZURITE_PORT (default 10000); COSMOS_PORT (default 8081); COSMOS_FLAVOR=fixed
 # (default: the launcher with the fixes of §4.7) or stock (the unpatched package, whose gaps
 # the tests skip); KEEP_STATE=1 keeps the state directory (server data and logs) for a
@@ -40,9 +41,13 @@ export GTC_TEST_REQUIRE_SERVERS=1
 if [ "$#" -eq 0 ]; then set -- ./...; fi
 echo "go test -race -count=1 -parallel 8 $*"
 go test -race -count=1 -parallel 8 "$@"
-# Memory measurements take minutes under the race detector, so they skip there and run
-# here without it.
 if [ "$*" = ./... ]; then
+  # The API suite ran against SQLite above; run it again against the Cosmos DB test server
+  # (GTC_TEST_API_STORE chooses the store behind the API tests' harness).
+  echo "GTC_TEST_API_STORE=cosmos go test -race -count=1 -parallel 8 ./api/   (the API suite again, on Cosmos DB)"
+  GTC_TEST_API_STORE=cosmos go test -race -count=1 -parallel 8 ./api/
+  # Memory measurements take minutes under the race detector, so they skip there and run
+  # here without it.
   echo "go test -count=1 -run 'TestMemory' ./..."
   go test -count=1 -run 'TestMemory' ./...
 fi

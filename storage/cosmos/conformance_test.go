@@ -1,0 +1,38 @@
+package cosmos_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/storage/cosmos"
+	"github.com/gtc-dev/gtc/storage/cosmos/cosmostest"
+	"github.com/gtc-dev/gtc/storage/storetest"
+	"github.com/gtc-dev/gtc/storage/storetest/testenv"
+)
+
+// TestConformance runs the store conformance suite (export-storage-migration.md §4)
+// against the Cosmos DB test server, each subtest on a fresh database (cosmostest.Open).
+func TestConformance(t *testing.T) {
+	env := testenv.Cosmos(t)
+	clock := gtc.NewFakeClock(time.Date(2025, 3, 14, 9, 26, 53, 589793000, time.UTC))
+	var transports sync.Map // gtc.Store → *cosmostest.Transport, for Break
+	storetest.Run(t, storetest.Harness{
+		Name:  "cosmos-" + env.Flavor,
+		Clock: clock,
+		Gaps:  cosmostest.Gaps(env),
+		New: func(t *testing.T) gtc.Store {
+			s, tr := cosmostest.Open(t, env, func(o *cosmos.Options) { o.Clock = clock })
+			transports.Store(gtc.Store(s), tr)
+			return s
+		},
+		Break: func(t *testing.T, s gtc.Store) {
+			tr, ok := transports.Load(s)
+			require.True(t, ok, "Break: the store was not opened by this harness")
+			tr.(*cosmostest.Transport).Break()
+		},
+	})
+}

@@ -1,0 +1,125 @@
+// Package cosmostest opens Cosmos DB stores for tests against the Cosmos DB test server
+// (testing-with-real-servers.md §5.3): each store lives in a fresh database t_<16 hex>,
+// created through the store's own container-creation path and dropped when the test ends,
+// and talks through a Transport that a test can break to make the backend unreachable.
+// The store conformance test of storage/cosmos and the API tests (GTC_TEST_API_STORE=cosmos)
+// use it; it is test support and is not linked into gtc.
+package cosmostest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/gtc-dev/gtc/storage/cosmos"
+	"github.com/gtc-dev/gtc/storage/storetest"
+	"github.com/gtc-dev/gtc/storage/storetest/testenv"
+)
+
+// ErrBroken is what every request through a broken Transport fails with.
+var ErrBroken = errors.New("test transport: backend unreachable")
+
+// Transport is the store's HTTP transport: it passes requests on until Break is called,
+// then fails every later request with ErrBroken.
+type Transport struct {
+	next   http.RoundTripper
+	broken atomic.Bool
+}
+
+// RoundTrip implements http.RoundTripper.
+func (tr *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if tr.broken.Load() {
+		if r.Body != nil {
+			_ = r.Body.Close()
+		}
+		return nil, ErrBroken
+	}
+	return tr.next.RoundTrip(r)
+}
+
+// Break makes every later request fail, as if the server were gone (conformance
+// behaviour 39: Ping must then fail).
+func (tr *Transport) Break() { tr.broken.Store(true) }
+
+// Open opens a store on a fresh database "t_"+16 hex digits of env's server, created with
+// CreateContainers, with short retry delays (20 ms, at most 200 ms) so that retries do not
+// slow the tests down. tweak, when not nil, may change the options before Open (a clock,
+// other container names...). The store is closed and its database dropped when the test
+// ends; the drop uses a client of its own, so a test may close the store itself.
+func Open(t testing.TB, env testenv.CosmosEnv, tweak func(*cosmos.Options)) (*cosmos.Store, *Transport) {
+	t.Helper()
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	tr := &Transport{next: env.HTTP.Transport}
+	opts := cosmos.Options{
+		Endpoint:         env.Endpoint,
+		Key:              env.Key,
+		Database:         "t_" + hex.EncodeToString(b[:]),
+		CreateContainers: true,
+		HTTPClient:       &http.Client{Transport: tr},
+		RetryDelay:       20 * time.Millisecond,
+		MaxRetryDelay:    200 * time.Millisecond,
+		RequestTimeout:   30 * time.Second,
+		Version:          "test",
+	}
+	if tweak != nil {
+		tweak(&opts)
+	}
+	database := opts.Database
+	// Registered before Open, so it runs after the store is closed (cleanups run last
+	// first). It uses a client of its own with the unbroken transport, because a closed
+	// store's client is done and a broken one cannot reach the server.
+	t.Cleanup(func() {
+		if err := dropDatabase(env, database); err != nil {
+			t.Errorf("drop test database %s: %v", database, err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := cosmos.Open(ctx, opts)
+	if err != nil {
+		t.Fatalf("open Cosmos store at %s (database %s): %v", env.Endpoint, database, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, tr
+}
+
+// dropDatabase deletes a database; a missing one (404) is not an error.
+func dropDatabase(env testenv.CosmosEnv, database string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cred, err := azcosmos.NewKeyCredential(env.Key)
+	if err != nil {
+		return err
+	}
+	c, err := azcosmos.NewClientWithKey(env.Endpoint, cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: env.HTTP}})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	db, err := c.NewDatabase(database)
+	if err != nil {
+		return err
+	}
+	_, err = db.Delete(ctx, nil)
+	var re *azcore.ResponseError
+	if errors.As(err, &re) && re.StatusCode == http.StatusNotFound {
+		return nil
+	}
+	return err
+}
+
+// Gaps are the known defects of env's server that the conformance suite skips
+// (testing-with-real-servers.md §4.5): the stock @vercel/cosmosdb-server answers 500 for a
+// point read of a missing item.
+func Gaps(env testenv.CosmosEnv) storetest.Gaps {
+	return storetest.Gaps{MissingReadIsServerError: env.Flavor == testenv.FlavorStock}
+}
