@@ -3,11 +3,11 @@
 // gtc.Store interfaces, so the SQLite and Cosmos DB stores are proven to mean the same
 // thing. A backend supplies a Harness and calls Run from its own tests.
 //
-// Behaviours covered: 1–30, 32–35 and 39 of §4. Not yet covered, because the contract
-// in the root package does not have them yet: 31 (Cosmos assignment records), 36 (agent
-// operations), 37 and 38 (maintenance: ScanRaw,
-// ReplaceRaw, MoveRaw, CountRaw, EnsureRegistered, WriteMigrationMarker, Status,
-// DuplicateIDs).
+// Behaviours covered: 1–30, 32–35 and 39 of §4. Behaviour 31 (Cosmos assignment records)
+// is Cosmos-only and is tested in storage/cosmos (TestAssignmentRecordsFollowTheItems).
+// Not yet covered, because the contract in the root package does not have them yet: 36
+// (agent operations), 37 and 38 (maintenance: ScanRaw, ReplaceRaw, MoveRaw, CountRaw,
+// EnsureRegistered, WriteMigrationMarker, Status, DuplicateIDs).
 package storetest
 
 import (
