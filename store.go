@@ -3,7 +3,9 @@ package gtc
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -33,6 +35,20 @@ var (
 	ErrTooLarge               = errors.New("store: document too large")
 	ErrUnavailable            = errors.New("store: unavailable")
 )
+
+// IsStoreError reports whether err already carries one of the store errors above, so a
+// store's error wrapping leaves it as it is.
+func IsStoreError(err error) bool {
+	for _, sentinel := range [...]error{
+		ErrNotFound, ErrConflict, ErrPreconditionFailed, ErrInvalidArgument,
+		ErrTooLarge, ErrUnavailable, ErrConcurrentModification,
+	} {
+		if errors.Is(err, sentinel) {
+			return true
+		}
+	}
+	return false
+}
 
 // ConflictError reports a create of a (datasetName, id) that already exists.
 type ConflictError struct {
@@ -212,6 +228,49 @@ func (s ScanSpec) Hash() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "scan\x00%d\x00%s\x00%s", s.Order, set(sts), set(s.DatasetNames))
 	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// ScanCursorVersion is the format version of scan cursors.
+const ScanCursorVersion = 1
+
+// ScanCursor is what a store's scan cursor holds: the format version, the hash of the spec it
+// belongs to, and the position. Cursors are opaque to callers (URL-safe base64 of this JSON).
+type ScanCursor struct {
+	V int    `json:"v"`
+	H string `json:"h"`
+	D string `json:"d,omitempty"` // ByDatasetID: datasetName of the last item
+	I string `json:"i,omitempty"` // ByDatasetID: id of the last item
+	P int64  `json:"p,omitempty"` // AnyOrder on SQLite: row key of the last item
+	T string `json:"t,omitempty"` // AnyOrder on Cosmos DB: the continuation token, verbatim
+}
+
+// NewScanCursor starts a cursor of spec at the current version.
+func NewScanCursor(spec ScanSpec) ScanCursor { return ScanCursor{V: ScanCursorVersion, H: spec.Hash()} }
+
+// Encode returns the cursor string.
+func (c ScanCursor) Encode() string {
+	b, _ := json.Marshal(c) // strings and ints cannot fail
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// DecodeScanCursor reads a cursor string of spec; anything else (garbage, another version,
+// another spec, no position) is ErrInvalidArgument.
+func DecodeScanCursor(s string, spec ScanSpec) (ScanCursor, error) {
+	var c ScanCursor
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || json.Unmarshal(raw, &c) != nil {
+		return c, fmt.Errorf("%w: malformed cursor", ErrInvalidArgument)
+	}
+	if c.V != ScanCursorVersion {
+		return c, fmt.Errorf("%w: cursor version %d is not supported", ErrInvalidArgument, c.V)
+	}
+	if c.H != spec.Hash() {
+		return c, fmt.Errorf("%w: cursor belongs to another scan", ErrInvalidArgument)
+	}
+	if spec.Order == ByDatasetID && (c.D == "" || c.I == "") || spec.Order == AnyOrder && c.P <= 0 && c.T == "" {
+		return c, fmt.Errorf("%w: cursor has no position", ErrInvalidArgument)
+	}
+	return c, nil
 }
 
 // ScanPage is one batch of a scan; Next is "" when the scan is finished.

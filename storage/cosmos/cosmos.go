@@ -437,13 +437,8 @@ func wrapErr(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	for _, sentinel := range [...]error{
-		gtc.ErrNotFound, gtc.ErrConflict, gtc.ErrPreconditionFailed, gtc.ErrInvalidArgument,
-		gtc.ErrTooLarge, gtc.ErrUnavailable, gtc.ErrConcurrentModification,
-	} {
-		if errors.Is(err, sentinel) {
-			return err
-		}
+	if gtc.IsStoreError(err) {
+		return err
 	}
 	switch statusOf(err) {
 	case http.StatusNotFound:

@@ -2,50 +2,11 @@ package cosmos
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"slices"
 
 	gtc "github.com/gtc-dev/gtc"
 )
-
-// cursorVersion is the format version of scan cursors.
-const cursorVersion = 1
-
-// scanCursor is the JSON inside a cursor: the version, the spec's hash and the position:
-// the last (datasetName, id) of a ByDatasetID scan, or the continuation token of an
-// AnyOrder scan (stored verbatim).
-type scanCursor struct {
-	V int    `json:"v"`
-	H string `json:"h"`
-	D string `json:"d,omitempty"`
-	I string `json:"i,omitempty"`
-	T string `json:"t,omitempty"`
-}
-
-func encodeCursor(c scanCursor) string {
-	b, _ := json.Marshal(c) // strings and ints cannot fail
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeCursor(s, hash string, order gtc.ScanOrder) (scanCursor, error) {
-	var c scanCursor
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || json.Unmarshal(raw, &c) != nil {
-		return c, fmt.Errorf("%w: malformed cursor", gtc.ErrInvalidArgument)
-	}
-	if c.V != cursorVersion {
-		return c, fmt.Errorf("%w: cursor version %d is not supported", gtc.ErrInvalidArgument, c.V)
-	}
-	if c.H != hash {
-		return c, fmt.Errorf("%w: cursor belongs to another scan", gtc.ErrInvalidArgument)
-	}
-	if order == gtc.ByDatasetID && (c.D == "" || c.I == "") || order == gtc.AnyOrder && c.T == "" {
-		return c, fmt.Errorf("%w: cursor has no position", gtc.ErrInvalidArgument)
-	}
-	return c, nil
-}
 
 // Scan reads one batch of a resumable scan (§3.7.5). A limit above gtc.MaxQueryLimit is
 // served as gtc.MaxQueryLimit.
@@ -61,23 +22,22 @@ func (is *itemStore) Scan(ctx context.Context, spec gtc.ScanSpec, cursor string,
 	if spec.Order != gtc.ByDatasetID && spec.Order != gtc.AnyOrder {
 		return gtc.ScanPage{}, fmt.Errorf("cosmos: scan: %w: unknown scan order %d", gtc.ErrInvalidArgument, spec.Order)
 	}
-	hash := spec.Hash()
-	var pos *scanCursor
+	var pos *gtc.ScanCursor
 	if cursor != "" {
-		c, err := decodeCursor(cursor, hash, spec.Order)
+		c, err := gtc.DecodeScanCursor(cursor, spec)
 		if err != nil {
 			return gtc.ScanPage{}, fmt.Errorf("cosmos: scan: %w", err)
 		}
 		pos = &c
 	}
 	if spec.Order == gtc.AnyOrder {
-		return is.scanAny(ctx, spec, hash, pos, limit)
+		return is.scanAny(ctx, spec, pos, limit)
 	}
-	return is.scanByDatasetID(ctx, spec, hash, pos, limit)
+	return is.scanByDatasetID(ctx, spec, pos, limit)
 }
 
 // scanAny is one cross-partition filter query paged by continuation token.
-func (is *itemStore) scanAny(ctx context.Context, spec gtc.ScanSpec, hash string, pos *scanCursor, limit int) (gtc.ScanPage, error) {
+func (is *itemStore) scanAny(ctx context.Context, spec gtc.ScanSpec, pos *gtc.ScanCursor, limit int) (gtc.ScanPage, error) {
 	s := is.s
 	b := itemWhere(nil)
 	filterConds(b, gtc.Filter{Statuses: spec.Statuses, DatasetNames: spec.DatasetNames})
@@ -101,7 +61,9 @@ func (is *itemStore) scanAny(ctx context.Context, spec gtc.ScanSpec, hash string
 			}
 		}
 		if p.continuation != "" {
-			out.Next = encodeCursor(scanCursor{V: cursorVersion, H: hash, T: p.continuation})
+			c := gtc.NewScanCursor(spec)
+			c.T = p.continuation
+			out.Next = c.Encode()
 		}
 		if len(out.Items) > 0 {
 			break
@@ -112,7 +74,7 @@ func (is *itemStore) scanAny(ctx context.Context, spec gtc.ScanSpec, hash string
 
 // scanByDatasetID merges, dataset after dataset, the id-ordered queries of the dataset's
 // buckets, resuming after the cursor's (datasetName, id).
-func (is *itemStore) scanByDatasetID(ctx context.Context, spec gtc.ScanSpec, hash string, pos *scanCursor, limit int) (gtc.ScanPage, error) {
+func (is *itemStore) scanByDatasetID(ctx context.Context, spec gtc.ScanSpec, pos *gtc.ScanCursor, limit int) (gtc.ScanPage, error) {
 	s := is.s
 	parts, err := s.registry.partitions(ctx, spec.DatasetNames, "")
 	if err != nil {
@@ -162,7 +124,9 @@ func (is *itemStore) scanByDatasetID(ctx context.Context, spec gtc.ScanSpec, has
 	if len(items) > limit {
 		out.Items = items[:limit]
 		last := items[limit-1]
-		out.Next = encodeCursor(scanCursor{V: cursorVersion, H: hash, D: last.DatasetName, I: last.ID})
+		c := gtc.NewScanCursor(spec)
+		c.D, c.I = last.DatasetName, last.ID
+		out.Next = c.Encode()
 	}
 	return out, nil
 }

@@ -2,56 +2,15 @@ package sqlite
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"slices"
 
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// cursorVersion is the format version of scan cursors.
-const cursorVersion = 1
-
-// scanCursor is the JSON inside a cursor: the format version, a hash of the spec it belongs
-// to, and the position (the last item returned).
-type scanCursor struct {
-	V int    `json:"v"`
-	H string `json:"h"`
-	D string `json:"d,omitempty"` // ByDatasetID: datasetName of the last item
-	I string `json:"i,omitempty"` // ByDatasetID: id of the last item
-	P int64  `json:"p,omitempty"` // AnyOrder: pk of the last item
-}
-
-func encodeCursor(c scanCursor) string {
-	b, _ := json.Marshal(c) // a struct of strings and ints cannot fail
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeCursor(s, hash string, order gtc.ScanOrder) (scanCursor, error) {
-	var c scanCursor
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return c, fmt.Errorf("%w: malformed cursor", gtc.ErrInvalidArgument)
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return c, fmt.Errorf("%w: malformed cursor", gtc.ErrInvalidArgument)
-	}
-	if c.V != cursorVersion {
-		return c, fmt.Errorf("%w: cursor version %d is not supported", gtc.ErrInvalidArgument, c.V)
-	}
-	if c.H != hash {
-		return c, fmt.Errorf("%w: cursor belongs to another scan", gtc.ErrInvalidArgument)
-	}
-	if order == gtc.ByDatasetID && (c.D == "" || c.I == "") || order == gtc.AnyOrder && c.P <= 0 {
-		return c, fmt.Errorf("%w: cursor has no position", gtc.ErrInvalidArgument)
-	}
-	return c, nil
-}
-
 // scanSQL returns the statement of one scan page; it reads limit+1 rows so the page knows
 // whether anything follows.
-func scanSQL(spec gtc.ScanSpec, pos *scanCursor, limit int) (sqlText, error) {
+func scanSQL(spec gtc.ScanSpec, pos *gtc.ScanCursor, limit int) (sqlText, error) {
 	where, args, err := whereClause(gtc.Filter{Statuses: spec.Statuses, DatasetNames: spec.DatasetNames})
 	if err != nil {
 		return sqlText{}, err
@@ -101,10 +60,9 @@ func (is *itemStore) Scan(ctx context.Context, spec gtc.ScanSpec, cursor string,
 	if spec.Order != gtc.ByDatasetID && spec.Order != gtc.AnyOrder {
 		return gtc.ScanPage{}, fmt.Errorf("sqlite: scan: %w: unknown scan order %d", gtc.ErrInvalidArgument, spec.Order)
 	}
-	hash := spec.Hash()
-	var pos *scanCursor
+	var pos *gtc.ScanCursor
 	if cursor != "" {
-		c, err := decodeCursor(cursor, hash, spec.Order)
+		c, err := gtc.DecodeScanCursor(cursor, spec)
 		if err != nil {
 			return gtc.ScanPage{}, fmt.Errorf("sqlite: scan: %w", err)
 		}
@@ -161,13 +119,13 @@ func (is *itemStore) Scan(ctx context.Context, spec gtc.ScanSpec, cursor string,
 	}
 	if more {
 		last := got[len(got)-1]
-		c := scanCursor{V: cursorVersion, H: hash}
+		c := gtc.NewScanCursor(spec)
 		if spec.Order == gtc.ByDatasetID {
 			c.D, c.I = last.ds, last.id
 		} else {
 			c.P = last.pk
 		}
-		page.Next = encodeCursor(c)
+		page.Next = c.Encode()
 	}
 	return page, nil
 }

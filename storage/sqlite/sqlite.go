@@ -354,13 +354,8 @@ func wrapErr(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	for _, sentinel := range [...]error{
-		gtc.ErrNotFound, gtc.ErrConflict, gtc.ErrPreconditionFailed, gtc.ErrInvalidArgument,
-		gtc.ErrTooLarge, gtc.ErrUnavailable, gtc.ErrConcurrentModification,
-	} {
-		if errors.Is(err, sentinel) {
-			return err
-		}
+	if gtc.IsStoreError(err) {
+		return err
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("sqlite: %s: %w: %w", op, gtc.ErrUnavailable, err)

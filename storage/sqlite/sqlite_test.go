@@ -344,22 +344,6 @@ func TestErrorMapping(t *testing.T) {
 	assert.Same(t, nf, wrapErr("x", nf), "store errors pass through")
 }
 
-// cursor tampering: a cursor is bound to its spec's hash.
-func TestCursorFormat(t *testing.T) {
-	spec := gtc.ScanSpec{Statuses: []gtc.Status{gtc.StatusDraft}}
-	c := encodeCursor(scanCursor{V: cursorVersion, H: spec.Hash(), D: "ds", I: "x"})
-	assert.NotContains(t, c, "+")
-	assert.NotContains(t, c, "/")
-	_, err := decodeCursor(c, spec.Hash(), gtc.ByDatasetID)
-	assert.NoError(t, err)
-	_, err = decodeCursor(c, gtc.ScanSpec{}.Hash(), gtc.ByDatasetID)
-	assert.ErrorIs(t, err, gtc.ErrInvalidArgument)
-	future := encodeCursor(scanCursor{V: cursorVersion + 1, H: spec.Hash(), D: "ds", I: "x"})
-	_, err = decodeCursor(future, spec.Hash(), gtc.ByDatasetID)
-	assert.ErrorIs(t, err, gtc.ErrInvalidArgument)
-	assert.Equal(t, gtc.ScanSpec{DatasetNames: []string{"b", "a"}}.Hash(), gtc.ScanSpec{DatasetNames: []string{"a", "b", "a"}}.Hash())
-}
-
 // EXPLAIN QUERY PLAN of the explorer's common shapes (§3.6.3): no statement the store runs
 // for them may scan the items table without an index.
 
@@ -476,7 +460,7 @@ func TestExplainQueryPlans(t *testing.T) {
 		first, err := scanSQL(spec, nil, 100)
 		require.NoError(t, err)
 		assertIndexed(t, s.rdb, name, first)
-		next, err := scanSQL(spec, &scanCursor{D: "beta", I: "id-100"}, 100)
+		next, err := scanSQL(spec, &gtc.ScanCursor{D: "beta", I: "id-100"}, 100)
 		require.NoError(t, err)
 		assertIndexed(t, s.rdb, name+" (resumed)", next)
 		for _, line := range explain(t, s.rdb, next) {
