@@ -19,6 +19,10 @@
  *          rolled back and answers 207 with the failing status and 424 for the others;
  *   gap 5  partition key range ids are strings, as the SDKs expect;
  *   gap 6  patch predicates keep their case and are evaluated against the patched item only.
+ *   speed  queries run in linear time: the query engine (@zeit/cosmosdb-query 0.7.2) builds
+ *          the rows of FROM with an array spread per document, which is quadratic in the
+ *          number of documents a query reads (a count over 20,000 items took 2.9 s); the
+ *          generated code is rewritten to append instead. Results are unchanged.
  *
  * Usage (the same flags as the package's own cosmosdb-server command):
  *   node tools/test-servers/cosmos-launcher.js --host 127.0.0.1 -p 8081 --no-ssl
@@ -93,6 +97,29 @@ const Items = load("account/items").default;
 const Documents = load("account/documents").default;
 const PartitionKeyRanges = load("account/partition-key-ranges").default;
 const createQuery = require(require.resolve("@zeit/cosmosdb-query", { paths: [lib] })).default;
+
+// Speed: the generated code of every query builds its FROM rows with
+//   $c.reduce(($, c) => typeof c !== "undefined" ? [...$, { c: c }] : $, [])
+// which copies the accumulator once per document. Rewrite that one shape (FROM <alias>, no
+// JOIN) to push onto the accumulator, which the reduce owns; anything else is left as it is.
+{
+  const proto = Object.getPrototypeOf(createQuery("SELECT * FROM c"));
+  const codeProp = Object.getOwnPropertyDescriptor(proto, "code");
+  if (!codeProp || typeof codeProp.get !== "function") {
+    console.error("cosmos-launcher: @zeit/cosmosdb-query has no code getter; refusing to start");
+    process.exit(1);
+  }
+  const spread = /\? \[\.\.\.\$, \{\s*(\w+): (\w+)\s*\}\] : \$, \[\]\)/g;
+  Object.defineProperty(proto, "code", {
+    configurable: true,
+    get() {
+      if (this._linearCode === undefined) {
+        this._linearCode = codeProp.get.call(this).replace(spread, "? ($.push({ $1: $2 }), $) : $, [])");
+      }
+      return this._linearCode;
+    },
+  });
+}
 
 expectFunction(partitionHeader, "parsePartitionKey", "utils/get-partition-from-header");
 expectFunction(partitionHeader, "default", "utils/get-partition-from-header");
@@ -202,6 +229,10 @@ function inScope(documents, key) {
     key.every((want, i) => {
       if (!getters[i]) return false;
       const have = getValue(getters[i], item);
+      // Two strings compare directly; other values (numbers, null, the undefined key {})
+      // go through the canonical form, as upstream.
+      if (have === want) return true;
+      if (typeof have === "string" && typeof want === "string") return false;
       return canonicalKey([have]) === canonicalKey([want]);
     });
 }
