@@ -115,6 +115,7 @@ func (s *Store) setup(ctx context.Context) error {
 		}
 	}
 	if len(missing) > 0 {
+		//lint:ignore ST1005 the sentence is the exact startup message of the spec (§3.7.8)
 		return fmt.Errorf("cosmos: open: %w: Cosmos DB container(s) missing in database '%s': %s. Create them, or set GTC_COSMOS_CREATE_CONTAINERS=true.",
 			gtc.ErrInvalidArgument, s.opts.Database, strings.Join(missing, ", "))
 	}
