@@ -25,6 +25,10 @@ const (
 	registryID  = "dataset"
 	markerID    = "marker"
 	datasetsTTL = 30 * time.Second
+	// knownTTL bounds how long a process trusts that a bucket it registered is still
+	// registered: another replica's DeleteDataset removes the entry, and the next create
+	// after this long registers the bucket again.
+	knownTTL = time.Minute
 )
 
 type registryEntry struct {
@@ -92,14 +96,14 @@ type registry struct {
 	s *Store
 
 	mu        sync.Mutex
-	known     map[partition]bool // registered buckets this process has seen
+	known     map[partition]time.Time // registered buckets this process has seen, and when
 	names     []string           // confirmed dataset names, sorted
 	namesAt   time.Time
 	namesGood bool
 }
 
 func newRegistry(s *Store) *registry {
-	return &registry{s: s, known: map[partition]bool{}}
+	return &registry{s: s, known: map[partition]time.Time{}}
 }
 
 func (r *registry) invalidate() {
@@ -142,16 +146,16 @@ func (r *registry) readEntry(ctx context.Context, ds string) (*registryEntry, er
 // before the first item is written into the bucket, so the registry never misses one.
 func (r *registry) ensure(ctx context.Context, p partition) error {
 	r.mu.Lock()
-	ok := r.known[p]
+	at, ok := r.known[p]
 	r.mu.Unlock()
-	if ok {
+	if ok && time.Since(at) < knownTTL {
 		return nil
 	}
 	if err := r.add(ctx, p.Dataset, []string{p.Bucket}); err != nil {
 		return err
 	}
 	r.mu.Lock()
-	r.known[p] = true
+	r.known[p] = time.Now()
 	r.namesGood = false
 	r.mu.Unlock()
 	return nil
