@@ -97,7 +97,7 @@ type registry struct {
 
 	mu        sync.Mutex
 	known     map[partition]time.Time // registered buckets this process has seen, and when
-	names     []string           // confirmed dataset names, sorted
+	names     []string                // confirmed dataset names, sorted
 	namesAt   time.Time
 	namesGood bool
 }
