@@ -294,14 +294,33 @@ type Reference struct {
 // bytes once instead of decoding maps.
 func References(it *Item) []Reference {
 	p, ok := it.Plugins[RAGCompatSlot]
-	if !ok || len(p.Data) == 0 {
+	if !ok {
 		return nil
 	}
-	r := &storedReader{b: p.Data}
 	var refs []Reference
-	if r.peek() != '{' {
-		return nil
+	walkReferences(p.Data, func(_ int, _ json.RawMessage, ref Reference) { refs = append(refs, ref) })
+	return refs
+}
+
+// walkReferences calls fn for every reference of a rag-compat payload that References keeps,
+// in order, with its index in data.references (skipped entries counted) and its stored
+// bytes (a slice of data). A repeated "references" key counts with its last value; data that
+// is not valid JSON, or a references value that is not an array, has none: fn is then not
+// called at all.
+func walkReferences(data json.RawMessage, fn func(index int, raw json.RawMessage, ref Reference)) {
+	type found struct {
+		index int
+		raw   json.RawMessage
+		ref   Reference
 	}
+	if len(data) == 0 {
+		return
+	}
+	r := &storedReader{b: data}
+	if r.peek() != '{' {
+		return
+	}
+	var refs []found
 	r.object(func(k string) {
 		if k != "references" {
 			r.skip(0)
@@ -313,11 +332,14 @@ func References(it *Item) []Reference {
 			refs = nil
 			return
 		}
+		i := -1
 		r.array(func() {
+			i++
 			if r.peek() != '{' {
 				r.skip(0)
 				return
 			}
+			start := r.i
 			var ref Reference
 			r.object(func(k string) {
 				switch k {
@@ -347,18 +369,20 @@ func References(it *Item) []Reference {
 					r.skip(0)
 				}
 			})
-			if ref.URL != "" {
-				refs = append(refs, ref)
+			if r.err == nil && ref.URL != "" {
+				refs = append(refs, found{index: i, raw: data[start:r.i], ref: ref})
 			}
 		})
 	})
 	if r.err != nil {
-		return nil
+		return
 	}
 	if r.ws(); r.i != len(r.b) {
-		return nil
+		return
 	}
-	return refs
+	for _, f := range refs {
+		fn(f.index, f.raw, f.ref)
+	}
 }
 
 // ReferenceCount is the number of references of the item.

@@ -218,67 +218,16 @@ func referenceResult(it *Item, e storedReference) SearchResult {
 type storedReference struct {
 	index int             // position in data.references, entries References skips included
 	raw   json.RawMessage // the element as stored (a slice of the plugin data)
-	ref   Reference       // URL, Title, Content and KeyExcerpt only
+	ref   Reference       // as References reads it
 }
 
 // storedReferences reads data.references of a rag-compat payload keeping each element's
-// bytes and array index, which References drops. It follows References exactly in what it
-// keeps (objects with a non-blank string url; the last "references" key; nothing when the
-// data is not valid JSON or references is not an array), so both see the same references in
-// the same order; a test holds them together.
+// bytes and array index, which References drops; both walk the payload with
+// walkReferences, so they see the same references in the same order.
 func storedReferences(data json.RawMessage) []storedReference {
-	if len(data) == 0 {
-		return nil
-	}
-	r := &storedReader{b: data}
-	if r.peek() != '{' {
-		return nil
-	}
 	var refs []storedReference
-	r.object(func(k string) {
-		if k != "references" {
-			r.skip(0)
-			return
-		}
-		refs = refs[:0]
-		if r.peek() != '[' {
-			r.skip(0)
-			refs = nil
-			return
-		}
-		i := -1
-		r.array(func() {
-			i++
-			if r.peek() != '{' {
-				r.skip(0)
-				return
-			}
-			start := r.i
-			var ref Reference
-			r.object(func(k string) {
-				switch k {
-				case "url":
-					ref.URL = strings.TrimSpace(r.optString())
-				case "title":
-					ref.Title = r.optString()
-				case "content":
-					ref.Content = r.optString()
-				case "keyExcerpt":
-					ref.KeyExcerpt = r.optString()
-				default:
-					r.skip(0)
-				}
-			})
-			if r.err == nil && ref.URL != "" {
-				refs = append(refs, storedReference{index: i, raw: json.RawMessage(data[start:r.i]), ref: ref})
-			}
-		})
+	walkReferences(data, func(index int, raw json.RawMessage, ref Reference) {
+		refs = append(refs, storedReference{index: index, raw: raw, ref: ref})
 	})
-	if r.err != nil {
-		return nil
-	}
-	if r.ws(); r.i != len(r.b) {
-		return nil
-	}
 	return refs
 }

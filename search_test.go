@@ -301,7 +301,7 @@ func TestStoredReferencesAgreeWithReferences(t *testing.T) {
 			require.Len(t, got, len(want))
 			for i, e := range got {
 				w := want[i]
-				assert.Equal(t, Reference{URL: w.URL, Title: w.Title, Content: w.Content, KeyExcerpt: w.KeyExcerpt}, e.ref)
+				assert.Equal(t, w, e.ref)
 				assert.True(t, json.Valid(e.raw), "raw %q", e.raw)
 				var m map[string]any
 				require.NoError(t, json.Unmarshal(e.raw, &m))
