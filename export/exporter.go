@@ -20,7 +20,7 @@ import (
 // Config is what an Exporter needs; zero values take the defaults of
 // export-storage-migration.md §6.2.
 type Config struct {
-	Items            gtc.ItemStore
+	Items            gtc.ItemStore // nil: the exporter only reads stored snapshots
 	Artifacts        gtc.ArtifactStore // where artifact exports go and snapshots are read from
 	Clock            gtc.Clock
 	Processors       *ProcessorRegistry
@@ -56,8 +56,8 @@ type Exporter struct {
 // New checks the configuration and returns the exporter. The default chain must name
 // registered processors, each once.
 func New(c Config) (*Exporter, error) {
-	if c.Items == nil || c.Processors == nil || c.Formatters == nil {
-		return nil, errors.New("export: items, processors and formatters are required")
+	if c.Processors == nil || c.Formatters == nil {
+		return nil, errors.New("export: processors and formatters are required")
 	}
 	if err := CheckProcessorOrder(c.Processors, c.DefaultChain); err != nil {
 		return nil, err
@@ -208,6 +208,9 @@ func encoderSink(enc Encoder, note func(ds string)) sink {
 // building and writing each cost about a third of an export, so on two cores they overlap.
 // At most four pages are held at a time; records reach the sink in order.
 func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(page int) error) (int, error) {
+	if x.items == nil {
+		return 0, errors.New("export: this exporter has no item store; it only reads stored snapshots")
+	}
 	progress, _ := ctx.Value(progressKey{}).(Progress)
 	fast := s.raw != nil && fastChain(plan.Processors)
 	ctx, cancel := context.WithCancel(ctx)

@@ -275,16 +275,19 @@ func writeJSONLine(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// openExporter builds the app and its exporter for the snapshot subcommands.
+// openExporter builds the exporter of the snapshot subcommands. They only read and prune
+// stored snapshots, so the item store (and the tag engine) is not opened: they work while
+// the store is unreachable, and on Cosmos DB they skip its startup checks.
 func openExporter(ctx context.Context, stderr io.Writer) (*app, *export.Exporter, error) {
 	cfg, err := loadConfig()
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := newApp(ctx, cfg, newLogger(cfg, stderr), true)
-	if err != nil {
-		return nil, nil, err
+	log := newLogger(cfg, stderr)
+	for _, w := range cfg.Warnings() {
+		log.Warn(w)
 	}
+	a := &app{cfg: cfg, log: log, clock: gtc.SystemClock{}}
 	x, err := a.exporter(ctx)
 	if err != nil {
 		_ = a.Close()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,6 +112,14 @@ func TestExportCommand(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, id)
 	assert.Contains(t, stdout, "ci-bot")
+
+	// The snapshot commands do not need the item store: with a Cosmos DB store that cannot be
+	// reached they still list the snapshots of the local export storage.
+	unreachable := append(slices.Clone(e), "GTC_REPO_BACKEND=cosmos", "GTC_COSMOS_ENDPOINT=http://127.0.0.1:9/",
+		"GTC_COSMOS_KEY="+base64.StdEncoding.EncodeToString([]byte("not-a-real-key")))
+	stdout, stderr, code = runGTC(t, unreachable, "export", "list")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, id)
 
 	stdout, stderr, code = runGTC(t, e, "export", "show", id)
 	require.Equal(t, 0, code, stderr)

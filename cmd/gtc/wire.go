@@ -120,8 +120,12 @@ func (a *app) exporter(ctx context.Context) (*export.Exporter, error) {
 	} else if n > 0 {
 		a.log.Info("removed temporary export files left by an earlier run", "dir", cfg.TempDir(), "files", n)
 	}
+	var items gtc.ItemStore
+	if a.store != nil {
+		items = a.store.Items()
+	}
 	x, err := export.New(export.Config{
-		Items: a.store.Items(), Artifacts: arts, Clock: a.clock, Processors: procs, Formatters: formats,
+		Items: items, Artifacts: arts, Clock: a.clock, Processors: procs, Formatters: formats,
 		DefaultChain: chain, PageSize: cfg.ExportPageSize, WriteConcurrency: cfg.ExportWriteConcurrency,
 		MaxConcurrent: cfg.ExportMaxConcurrent, TempDir: cfg.TempDir(), Log: a.log,
 	})
