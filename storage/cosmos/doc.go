@@ -96,20 +96,30 @@ func writeString(b *bytes.Buffer, s string) {
 	b.Write(enc)
 }
 
-// decodeItemDoc reads a stored document: from gtcExact when present, else its fields. It
-// reports whether the document is visible (an item that gtc wrote).
-func decodeItemDoc(doc []byte) (*gtc.Item, bool, error) {
+// storedDoc is what one parse of a stored item document gives.
+type storedDoc struct {
+	item    *gtc.Item
+	wid     string            // gtcIndex.wid: the write id of the write that stored it
+	sk      map[string]string // gtcIndex.sk: the stored sort keys by name
+	visible bool              // an item gtc wrote (docType and gtcIndex); item is nil otherwise
+}
+
+// decodeItemDoc reads a stored document: from gtcExact when present, else its fields.
+func decodeItemDoc(doc []byte) (storedDoc, error) {
 	var head struct {
-		DocType  string          `json:"docType"`
-		ETag     string          `json:"_etag"`
-		GTCIndex json.RawMessage `json:"gtcIndex"`
-		Exact    *string         `json:"gtcExact"`
+		DocType  string `json:"docType"`
+		ETag     string `json:"_etag"`
+		GTCIndex *struct {
+			WID string            `json:"wid"`
+			SK  map[string]string `json:"sk"`
+		} `json:"gtcIndex"`
+		Exact *string `json:"gtcExact"`
 	}
 	if err := json.Unmarshal(doc, &head); err != nil {
-		return nil, false, fmt.Errorf("%w: stored document unreadable: %w", gtc.ErrUnavailable, err)
+		return storedDoc{}, fmt.Errorf("%w: stored document unreadable: %w", gtc.ErrUnavailable, err)
 	}
-	if head.DocType != gtc.DocTypeItem || len(head.GTCIndex) == 0 || string(head.GTCIndex) == "null" {
-		return nil, false, nil
+	if head.DocType != gtc.DocTypeItem || head.GTCIndex == nil {
+		return storedDoc{}, nil
 	}
 	src := doc
 	if head.Exact != nil {
@@ -117,10 +127,18 @@ func decodeItemDoc(doc []byte) (*gtc.Item, bool, error) {
 	}
 	it, err := gtc.DecodeStoredItem(src)
 	if err != nil {
-		return nil, true, fmt.Errorf("%w: stored document unreadable: %w", gtc.ErrUnavailable, err)
+		return storedDoc{}, fmt.Errorf("%w: stored document unreadable: %w", gtc.ErrUnavailable, err)
 	}
 	it.ETag = head.ETag
-	return it, true, nil
+	return storedDoc{item: it, wid: head.GTCIndex.WID, sk: head.GTCIndex.SK, visible: true}, nil
+}
+
+// sortKey is the stored sort key of ordering k (the id for SortID).
+func (d storedDoc) sortKey(k gtc.SortKey) string {
+	if k == gtc.SortID {
+		return d.item.ID
+	}
+	return d.sk[skName(k)]
 }
 
 // numbersSurvive reports whether every number literal of doc reads back with the same text

@@ -28,8 +28,7 @@ func (is *itemStore) Get(ctx context.Context, k gtc.Key) (*gtc.Item, error) {
 	if k.DatasetName == "" || k.ID == "" || !gtc.IsCanonicalUUID(k.Bucket) {
 		return nil, fmt.Errorf("cosmos: get %s: %w", k, gtc.ErrNotFound)
 	}
-	it, wid, err := is.read(ctx, k)
-	_ = wid
+	it, _, err := is.read(ctx, k)
 	return it, err
 }
 
@@ -39,20 +38,14 @@ func (is *itemStore) read(ctx context.Context, k gtc.Key) (*gtc.Item, string, er
 	if err != nil {
 		return nil, "", fmt.Errorf("cosmos: get %s: %w", k, wrapErr("get", err))
 	}
-	it, ok, err := decodeItemDoc(resp.Value)
+	d, err := decodeItemDoc(resp.Value)
 	if err != nil {
 		return nil, "", fmt.Errorf("cosmos: get %s: %w", k, err)
 	}
-	if !ok || it.DatasetName != k.DatasetName || it.Bucket != k.Bucket {
+	if !d.visible || d.item.DatasetName != k.DatasetName || d.item.Bucket != k.Bucket {
 		return nil, "", fmt.Errorf("cosmos: get %s: %w", k, gtc.ErrNotFound)
 	}
-	var w struct {
-		Index struct {
-			WID string `json:"wid"`
-		} `json:"gtcIndex"`
-	}
-	_ = json.Unmarshal(resp.Value, &w)
-	return it, w.Index.WID, nil
+	return d.item, d.wid, nil
 }
 
 // locateQuery finds the buckets holding (datasetName, id); Create leaves the visibility

@@ -37,13 +37,14 @@ func compareRows(a, b *sortedRow, desc bool) int {
 
 // stream is one partition's rows in order, consumed lazily page by page.
 type stream struct {
-	p    partition
-	next func() (page, error, bool)
-	stop func()
-	buf  []sortedRow
-	pos  int
-	done bool
-	full bool // rows are whole documents
+	p     partition
+	next  func() (page, error, bool)
+	stop  func()
+	buf   []sortedRow
+	pos   int
+	done  bool
+	whole bool        // rows are whole documents...
+	order gtc.SortKey // ...ordered by this key, read from their stored gtcIndex.sk
 }
 
 // fill makes buf hold at least one unread row unless the stream is finished.
@@ -59,7 +60,7 @@ func (st *stream) fill() error {
 		}
 		st.buf, st.pos = st.buf[:0], 0
 		for _, raw := range pg.rows {
-			r, err := decodeSortedRow(st.p, raw, st.full)
+			r, err := st.decodeRow(raw)
 			if err != nil {
 				return err
 			}
@@ -78,17 +79,15 @@ func (st *stream) fill() error {
 	return nil
 }
 
-func decodeSortedRow(p partition, raw []byte, full bool) (*sortedRow, error) {
-	if full {
-		it, ok, err := decodeItemDoc(raw)
-		if err != nil {
+// decodeRow reads one row of the stream: a whole document, or an (id, sk) projection. It
+// returns nil for a document gtc did not write.
+func (st *stream) decodeRow(raw []byte) (*sortedRow, error) {
+	if st.whole {
+		d, err := decodeItemDoc(raw)
+		if err != nil || !d.visible {
 			return nil, err
 		}
-		if !ok {
-			return nil, nil
-		}
-		// The merge sets the sort key (rekey).
-		return &sortedRow{key: it.Key(), item: it}, nil
+		return &sortedRow{key: d.item.Key(), item: d.item, sk: d.sortKey(st.order)}, nil
 	}
 	var r struct {
 		ID string `json:"id"`
@@ -97,7 +96,7 @@ func decodeSortedRow(p partition, raw []byte, full bool) (*sortedRow, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, fmt.Errorf("%w: sort-key row unreadable: %w", gtc.ErrUnavailable, err)
 	}
-	return &sortedRow{key: gtc.Key{DatasetName: p.Dataset, Bucket: p.Bucket, ID: r.ID}, sk: r.SK}, nil
+	return &sortedRow{key: gtc.Key{DatasetName: st.p.Dataset, Bucket: st.p.Bucket, ID: r.ID}, sk: r.SK}, nil
 }
 
 // merger is a k-way merge over partition streams.
@@ -126,8 +125,8 @@ type mergeSpec struct {
 	query    func(p partition) (sqlQuery, bool)
 	pageSize int
 	desc     bool
-	full     bool
-	sortKey  func(*gtc.Item) string // whole-document streams: the row's sort key
+	whole    bool        // the queries select whole documents...
+	order    gtc.SortKey // ...in this order
 }
 
 // merge yields the rows of every partition in merged order. The first page of every
@@ -146,7 +145,7 @@ func (s *Store) merge(ctx context.Context, op string, ms mergeSpec) iter.Seq2[so
 				continue
 			}
 			next, stop := iter.Pull2(s.pages(ctx, s.gt, op, q, ms.pageSize, ""))
-			streams = append(streams, &stream{p: p, next: next, stop: stop, full: ms.full})
+			streams = append(streams, &stream{p: p, next: next, stop: stop, whole: ms.whole, order: ms.order})
 		}
 		err := forEach(ctx, len(streams), partitionQueryParallel, func(_ context.Context, i int) error {
 			return streams[i].fill()
@@ -157,9 +156,6 @@ func (s *Store) merge(ctx context.Context, op string, ms mergeSpec) iter.Seq2[so
 		}
 		m := &merger{desc: ms.desc}
 		for _, st := range streams {
-			if ms.full {
-				st.rekey(ms.sortKey)
-			}
 			if st.pos < len(st.buf) {
 				m.streams = append(m.streams, st)
 			}
@@ -177,9 +173,6 @@ func (s *Store) merge(ctx context.Context, op string, ms mergeSpec) iter.Seq2[so
 					yield(sortedRow{}, err)
 					return
 				}
-				if ms.full {
-					st.rekey(ms.sortKey)
-				}
 			}
 			if st.pos < len(st.buf) {
 				heap.Fix(m, 0)
@@ -188,17 +181,6 @@ func (s *Store) merge(ctx context.Context, op string, ms mergeSpec) iter.Seq2[so
 			}
 		}
 	}
-}
-
-// rekey sets the sort key of buffered whole-document rows.
-func (st *stream) rekey(sk func(*gtc.Item) string) {
-	for i := st.pos; i < len(st.buf); i++ {
-		st.buf[i].sk = sk(st.buf[i].item)
-	}
-}
-
-func sortKeyOf(k gtc.SortKey) func(*gtc.Item) string {
-	return func(it *gtc.Item) string { return gtc.Derive(it).SK.Of(k, it.ID) }
 }
 
 // Query serves one page with the exact total: the partition merge (S1) normally, the
@@ -375,8 +357,8 @@ func (is *itemStore) QueryAll(ctx context.Context, q gtc.Query) iter.Seq2[*gtc.I
 			query:    func(p partition) (sqlQuery, bool) { return fullQuery(p, q.Filter, sortField(q.Sort), q.Desc, nil) },
 			pageSize: clampPage(s.opts.PageSize, len(parts)),
 			desc:     q.Desc,
-			full:     true,
-			sortKey:  sortKeyOf(q.Sort),
+			whole:    true,
+			order:    q.Sort,
 		}
 		for row, err := range s.merge(ctx, "query all", ms) {
 			if err != nil {

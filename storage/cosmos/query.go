@@ -138,25 +138,21 @@ func itemWhere(p *partition) *builder {
 	return b
 }
 
+// skName is the name under gtcIndex.sk of an ordering's sort key ("" for SortID, whose key
+// is the id itself).
+func skName(k gtc.SortKey) string {
+	switch k {
+	case gtc.SortReviewedAt, gtc.SortUpdatedAt, gtc.SortHasAnswer, gtc.SortTagCount,
+		gtc.SortReferences, gtc.SortAssignedAt, gtc.SortRecent:
+		return string(k)
+	}
+	return ""
+}
+
 // sortField is the document path of an ordering's sort key.
 func sortField(k gtc.SortKey) string {
-	switch k {
-	case gtc.SortID:
-		return "c.id"
-	case gtc.SortReviewedAt:
-		return "c.gtcIndex.sk.reviewedAt"
-	case gtc.SortUpdatedAt:
-		return "c.gtcIndex.sk.updatedAt"
-	case gtc.SortHasAnswer:
-		return "c.gtcIndex.sk.hasAnswer"
-	case gtc.SortTagCount:
-		return "c.gtcIndex.sk.tagCount"
-	case gtc.SortReferences:
-		return "c.gtcIndex.sk.references"
-	case gtc.SortAssignedAt:
-		return "c.gtcIndex.sk.assignedAt"
-	case gtc.SortRecent:
-		return "c.gtcIndex.sk.recent"
+	if name := skName(k); name != "" {
+		return "c.gtcIndex.sk." + name
 	}
 	return "c.id"
 }

@@ -52,12 +52,12 @@ func (is *itemStore) scanAny(ctx context.Context, spec gtc.ScanSpec, pos *gtc.Sc
 			return gtc.ScanPage{}, err
 		}
 		for _, raw := range p.rows {
-			it, ok, err := decodeItemDoc(raw)
+			d, err := decodeItemDoc(raw)
 			if err != nil {
 				return gtc.ScanPage{}, fmt.Errorf("cosmos: scan: %w", err)
 			}
-			if ok {
-				out.Items = append(out.Items, it)
+			if d.visible {
+				out.Items = append(out.Items, d.item)
 			}
 		}
 		if p.continuation != "" {
@@ -104,8 +104,8 @@ func (is *itemStore) scanByDatasetID(ctx context.Context, spec gtc.ScanSpec, pos
 			parts:    ps,
 			query:    func(p partition) (sqlQuery, bool) { return fullQuery(p, f, "c.id", false, after) },
 			pageSize: clampPage(limit, len(ps)),
-			full:     true,
-			sortKey:  func(it *gtc.Item) string { return it.ID },
+			whole:    true,
+			order:    gtc.SortID,
 		}
 		for row, err := range s.merge(ctx, "scan", ms) {
 			if err != nil {
