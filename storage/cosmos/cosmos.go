@@ -313,8 +313,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// retryStatusCodes are retried by the azcore policy, which honours x-ms-retry-after-ms.
-var retryStatusCodes = []int{http.StatusRequestTimeout, http.StatusTooManyRequests, 449, http.StatusServiceUnavailable}
+// retryStatusCodes are retried by the azcore policy, which honours x-ms-retry-after-ms. 503
+// and 408 are not among them: azcosmos's own policy, which runs inside the azcore one, turns
+// them into errors that are never retried, so unavailableRetry (below both) handles them.
+var retryStatusCodes = []int{http.StatusTooManyRequests, 449}
 
 // newHTTPClient builds the transport of §3.7.2.
 func newHTTPClient(maxConns int, verify string, log *slog.Logger) (*http.Client, error) {
