@@ -219,15 +219,21 @@ func (c *Curator) claim(ctx context.Context, k Key, user string) (*Item, error) 
 		if !eligible {
 			return nil, errNotClaimable
 		}
-		now := c.now()
-		cur.AssignedTo, cur.AssignedAt = &user, &now
-		cur.Status = StatusDraft
-		cur.UpdatedAt = now
-		if _, err := c.tagger.Prepare(cur, cur.ManualTags, false); err != nil {
-			return nil, err
-		}
-		return cur, nil
+		return c.assignTo(cur, user)
 	})
+}
+
+// assignTo gives cur to user as a draft, stamped now, with its computed tags refreshed: the
+// one write of a claim and of a (forced) assignment.
+func (c *Curator) assignTo(cur *Item, user string) (*Item, error) {
+	now := c.now()
+	cur.AssignedTo, cur.AssignedAt = &user, &now
+	cur.Status = StatusDraft
+	cur.UpdatedAt = now
+	if _, err := c.tagger.Prepare(cur, cur.ManualTags, false); err != nil {
+		return nil, err
+	}
+	return cur, nil
 }
 
 // drawCandidates draws up to need keys of the pool, none already tried: per prefix by the
@@ -345,15 +351,7 @@ func (c *Curator) Assign(ctx context.Context, k Key, force bool) (*Item, error) 
 				return nil, &Error{Code: CodeRoleRequired, Message: "Forcing an assignment needs the admin or team-lead role"}
 			}
 		}
-		now := c.now()
-		user := caller.UserID
-		cur.AssignedTo, cur.AssignedAt = &user, &now
-		cur.Status = StatusDraft
-		cur.UpdatedAt = now
-		if _, err := c.tagger.Prepare(cur, cur.ManualTags, false); err != nil {
-			return nil, err
-		}
-		return cur, nil
+		return c.assignTo(cur, caller.UserID)
 	})
 	if err != nil {
 		return nil, storeError(err)
