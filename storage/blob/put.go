@@ -77,12 +77,13 @@ func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts gtc.Pu
 		lastModified *time.Time
 		sum          string
 	)
+	// The same headers and conditions whether the body fits one upload or needs blocks.
+	headers := &blob.HTTPHeaders{BlobContentType: &opts.ContentType}
+	conditions := createConditions(opts.IfNotExists)
 	if eof {
 		size, sum = int64(len(first)), hex.EncodeToString(h.Sum(nil))
 		resp, err := bb.Upload(ctx, streaming.NopCloser(bytes.NewReader(first)), &blockblob.UploadOptions{
-			HTTPHeaders:      &blob.HTTPHeaders{BlobContentType: &opts.ContentType},
-			Metadata:         metadata(opts.Metadata, sum),
-			AccessConditions: createConditions(opts.IfNotExists),
+			HTTPHeaders: headers, Metadata: metadata(opts.Metadata, sum), AccessConditions: conditions,
 		})
 		if err != nil {
 			return gtc.ArtifactInfo{}, s.putErr(ctx, key, opts, err)
@@ -95,9 +96,7 @@ func (s *Store) Put(ctx context.Context, key string, body io.Reader, opts gtc.Pu
 		}
 		size, sum = n, hex.EncodeToString(h.Sum(nil))
 		resp, err := bb.CommitBlockList(ctx, ids, &blockblob.CommitBlockListOptions{
-			HTTPHeaders:      &blob.HTTPHeaders{BlobContentType: &opts.ContentType},
-			Metadata:         metadata(opts.Metadata, sum),
-			AccessConditions: createConditions(opts.IfNotExists),
+			HTTPHeaders: headers, Metadata: metadata(opts.Metadata, sum), AccessConditions: conditions,
 		})
 		if err != nil {
 			return gtc.ArtifactInfo{}, s.putErr(ctx, key, opts, err)
