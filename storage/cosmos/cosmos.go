@@ -303,13 +303,16 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		client.Close()
 		return nil, err
 	}
-	if err := s.startupRegistry(ctx); err != nil {
+	migrated, err := s.startupRegistry(ctx)
+	if err != nil {
 		client.Close()
 		return nil, err
 	}
-	bg, stop := context.WithCancel(context.Background())
-	s.stopBG = stop
-	go s.background(bg)
+	if !migrated {
+		bg, stop := context.WithCancel(context.Background())
+		s.stopBG = stop
+		go s.background(bg)
+	}
 	return s, nil
 }
 

@@ -366,24 +366,27 @@ func (s *Store) updateMarker(ctx context.Context, fn func(m *Marker)) error {
 }
 
 // startupRegistry reads the marker and rebuilds the registry when asked to (§3.7.4, §3.7.8).
-func (s *Store) startupRegistry(ctx context.Context) error {
+// It reports whether the marker says the database is migrated.
+func (s *Store) startupRegistry(ctx context.Context) (migrated bool, err error) {
 	m, err := s.ReadMarker(ctx)
 	if err != nil {
-		return fmt.Errorf("cosmos: open: reading the migration marker: %w", err)
+		return false, fmt.Errorf("cosmos: open: reading the migration marker: %w", err)
 	}
+	migrated = m != nil && m.MigratedAt != ""
 	now := gtc.FormatStoredTime(s.clock.Now())
 	if m == nil || m.MigratedAt == "" {
 		n, err := s.count(ctx, s.gt, "count documents", sqlQuery{text: "SELECT VALUE COUNT(1) FROM c"})
 		if err != nil {
-			return fmt.Errorf("cosmos: open: counting documents: %w", err)
+			return false, fmt.Errorf("cosmos: open: counting documents: %w", err)
 		}
 		if n == 0 {
 			// A new deployment: nothing to migrate, nothing to register.
-			return s.updateMarker(ctx, func(m *Marker) {
+			err := s.updateMarker(ctx, func(m *Marker) {
 				m.MigratedAt, m.RegistryRebuiltAt = now, now
 				m.MigratedBy = "gtc " + s.opts.Version
 				m.IndexVersion = gtc.IndexVersion
 			})
+			return err == nil, err
 		}
 		s.log.Warn("cosmos: the database has not been migrated by this version of gtc; documents without the current index stay invisible until gtc migrate runs", "database", s.opts.Database)
 	} else {
@@ -399,24 +402,24 @@ func (s *Store) startupRegistry(ctx context.Context) error {
 		} else {
 			entries, err := s.count(ctx, s.meta, "count registry", sqlQuery{text: "SELECT VALUE COUNT(1) FROM c WHERE c.kind = 'dataset'"})
 			if err != nil {
-				return fmt.Errorf("cosmos: open: counting registry entries: %w", err)
+				return false, fmt.Errorf("cosmos: open: counting registry entries: %w", err)
 			}
 			if entries == 0 {
 				items, err := s.count(ctx, s.gt, "count items", sqlQuery{text: "SELECT VALUE COUNT(1) FROM c WHERE " + visible})
 				if err != nil {
-					return fmt.Errorf("cosmos: open: counting items: %w", err)
+					return false, fmt.Errorf("cosmos: open: counting items: %w", err)
 				}
 				rebuild = items > 0
 			}
 		}
 	}
 	if !rebuild {
-		return nil
+		return migrated, nil
 	}
 	if err := s.RebuildRegistry(ctx); err != nil {
-		return fmt.Errorf("cosmos: open: rebuilding the dataset registry failed (gtc migrate rebuilds it too): %w", err)
+		return false, fmt.Errorf("cosmos: open: rebuilding the dataset registry failed (gtc migrate rebuilds it too): %w", err)
 	}
-	return nil
+	return migrated, nil
 }
 
 // RebuildRegistry registers the partition of every visible item with one cross-partition
@@ -466,28 +469,11 @@ func (s *Store) RebuildRegistry(ctx context.Context) error {
 	return nil
 }
 
-// background logs, every 10 minutes until the database is migrated, how many documents
-// still await gtc migrate.
+// background runs while the database is not migrated: it logs how many documents still
+// await gtc migrate, now and every 10 minutes, until the marker says the database is migrated.
 func (s *Store) background(ctx context.Context) {
 	defer close(s.bgDone)
-	check := func() bool {
-		m, err := s.ReadMarker(ctx)
-		if err != nil || (m != nil && m.MigratedAt != "") {
-			return err == nil
-		}
-		q := sqlQuery{
-			text:   "SELECT VALUE COUNT(1) FROM c WHERE NOT IS_DEFINED(c.gtcIndex) OR c.gtcIndex.v != @v",
-			params: []azcosmos.QueryParameter{{Name: "@v", Value: gtc.IndexVersion}},
-		}
-		n, err := s.count(ctx, s.gt, "count unmigrated", q)
-		if err == nil && n > 0 {
-			s.log.Warn("cosmos: documents await gtc migrate and stay invisible until it runs", "documents", n, "database", s.opts.Database)
-		}
-		return false
-	}
-	if check() {
-		return
-	}
+	s.logUnmigrated(ctx)
 	t := time.NewTicker(10 * time.Minute)
 	defer t.Stop()
 	for {
@@ -495,9 +481,20 @@ func (s *Store) background(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if check() {
+			if m, err := s.ReadMarker(ctx); err == nil && m != nil && m.MigratedAt != "" {
 				return
 			}
+			s.logUnmigrated(ctx)
 		}
+	}
+}
+
+func (s *Store) logUnmigrated(ctx context.Context) {
+	q := sqlQuery{
+		text:   "SELECT VALUE COUNT(1) FROM c WHERE NOT IS_DEFINED(c.gtcIndex) OR c.gtcIndex.v != @v",
+		params: []azcosmos.QueryParameter{{Name: "@v", Value: gtc.IndexVersion}},
+	}
+	if n, err := s.count(ctx, s.gt, "count unmigrated", q); err == nil && n > 0 {
+		s.log.Warn("cosmos: documents await gtc migrate and stay invisible until it runs", "documents", n, "database", s.opts.Database)
 	}
 }
