@@ -20,7 +20,7 @@ import (
 // Config is what an Exporter needs; zero values take the defaults of
 // export-storage-migration.md §6.2.
 type Config struct {
-	Items            gtc.ItemStore // nil: the exporter only reads stored snapshots
+	Items            gtc.ItemStore     // nil: the exporter only reads stored snapshots
 	Artifacts        gtc.ArtifactStore // where artifact exports go and snapshots are read from
 	Clock            gtc.Clock
 	Processors       *ProcessorRegistry
