@@ -73,6 +73,11 @@ type Store interface {
 	Ping(ctx context.Context) error
 	// Backend names the implementation ("sqlite", "cosmos").
 	Backend() string
+	// Maintenance is raw access to every item document, for gtc migrate (§5.2).
+	Maintenance() Maintenance
+	// Status reports the backend, the index and registry state and the pending-migration
+	// estimate.
+	Status(ctx context.Context) (StoreStatus, error)
 	Close() error
 }
 

@@ -418,29 +418,10 @@ func AppendIndented(dst []byte, v any, scratch *bytes.Buffer) ([]byte, error) {
 
 // deepCopy copies a record value so that the copy shares no map or slice with v.
 func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case Record:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		a := make([]any, len(x))
-		for i, e := range x {
-			a[i] = deepCopy(e)
-		}
-		return a
-	case []string:
-		return slices.Clone(x)
+	if r, ok := v.(Record); ok {
+		v = map[string]any(r)
 	}
-	return v
+	return gtc.CopyJSON(v)
 }
 
 // CopyRecord returns a deep copy of r.

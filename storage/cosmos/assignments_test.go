@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,13 +19,7 @@ import (
 // assignmentRecords reads every record of the assignments container as "pk id".
 func assignmentRecords(t *testing.T, env testenv.CosmosEnv, st *cosmos.Store) []string {
 	t.Helper()
-	cred, err := azcosmos.NewKeyCredential(env.Key)
-	require.NoError(t, err)
-	c, err := azcosmos.NewClientWithKey(env.Endpoint, cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: env.HTTP}})
-	require.NoError(t, err)
-	defer c.Close()
-	ctr, err := c.NewContainer(st.Database(), "assignments")
-	require.NoError(t, err)
+	ctr := cosmostest.Container(t, env, st, st.Containers().Assignments)
 	pager := ctr.NewQueryItemsPager("SELECT * FROM c", azcosmos.NewPartitionKey(), nil)
 	out := []string{}
 	for pager.More() {

@@ -29,6 +29,9 @@ func TestConformance(t *testing.T) {
 			transports.Store(gtc.Store(s), tr)
 			return s
 		},
+		Raw: func(t *testing.T, s gtc.Store, doc map[string]any) {
+			cosmostest.InsertRaw(t, env, s.(*cosmos.Store), doc)
+		},
 		Break: func(t *testing.T, s gtc.Store) {
 			tr, ok := transports.Load(s)
 			require.True(t, ok, "Break: the store was not opened by this harness")

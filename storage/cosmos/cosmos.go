@@ -378,6 +378,9 @@ func (s *Store) Backend() string { return Backend }
 // Database names the database in use.
 func (s *Store) Database() string { return s.opts.Database }
 
+// Containers names the containers in use.
+func (s *Store) Containers() Containers { return s.opts.Containers }
+
 // Ping reads the database properties.
 func (s *Store) Ping(ctx context.Context) error {
 	if s.closed.Load() {

@@ -19,9 +19,10 @@ import (
 
 // preparedItem is an item ready to be written.
 type preparedItem struct {
-	stored *gtc.Item // exactly as the document reads back
-	doc    []byte    // the Cosmos document
-	wid    string
+	stored    *gtc.Item // exactly as the document reads back
+	canonical []byte    // its canonical document (§3.5)
+	doc       []byte    // the Cosmos document
+	wid       string
 }
 
 // prepareItem checks and encodes it (the size check comes before any ETag comparison).
@@ -52,7 +53,7 @@ func (s *Store) prepareItem(op string, it *gtc.Item) (*preparedItem, error) {
 		return nil, fmt.Errorf("cosmos: %s: %w: unknown status %q", op, gtc.ErrInvalidArgument, stored.Status)
 	}
 	wid := s.newWID()
-	return &preparedItem{stored: stored, doc: itemDocument(canonical, gtc.Derive(stored), wid), wid: wid}, nil
+	return &preparedItem{stored: stored, canonical: canonical, doc: itemDocument(canonical, gtc.Derive(stored), wid), wid: wid}, nil
 }
 
 // itemDocument appends gtcIndex (and gtcExact when needed) to a canonical document.

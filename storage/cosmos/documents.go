@@ -369,26 +369,37 @@ func assignee(it *gtc.Item) string {
 // assignmentChanged makes the records follow an item write: upsert for the new assignee,
 // delete for a previous one. The item is the truth, so a failure is only logged.
 func (s *Store) assignmentChanged(ctx context.Context, prev, next *gtc.Item) {
-	ctx = context.WithoutCancel(ctx)
 	was, now := assignee(prev), assignee(next)
-	k := next.Key()
 	if was != "" && was != now {
-		_, err := s.assignments.DeleteItem(ctx, azcosmos.NewPartitionKeyString("sme:"+was), assignmentID(k), nil)
-		if err != nil && statusOf(err) != http.StatusNotFound {
-			s.log.Warn("cosmos: assignment record not deleted", "item", k.String(), "user", was, "err", err)
-		}
+		s.dropAssignment(ctx, was, next.Key())
 	}
 	if now == "" || (now == was && timesEqual(prev.AssignedAt, next.AssignedAt)) {
 		return
 	}
-	doc := assignmentDoc{ID: assignmentID(k), PK: "sme:" + now, GroundTruthID: k.ID, DatasetName: k.DatasetName, Bucket: k.Bucket,
+	s.putAssignment(ctx, next)
+}
+
+// dropAssignment deletes user's record of k; a failure is only logged.
+func (s *Store) dropAssignment(ctx context.Context, user string, k gtc.Key) {
+	_, err := s.assignments.DeleteItem(context.WithoutCancel(ctx), azcosmos.NewPartitionKeyString("sme:"+user), assignmentID(k), nil)
+	if err != nil && statusOf(err) != http.StatusNotFound {
+		s.log.Warn("cosmos: assignment record not deleted", "item", k.String(), "user", user, "err", err)
+	}
+}
+
+// putAssignment upserts the assignment record of it, which has an assignee; a failure is
+// only logged.
+func (s *Store) putAssignment(ctx context.Context, it *gtc.Item) {
+	k := it.Key()
+	user := assignee(it)
+	doc := assignmentDoc{ID: assignmentID(k), PK: "sme:" + user, GroundTruthID: k.ID, DatasetName: k.DatasetName, Bucket: k.Bucket,
 		DocType: "sme-assignment", SchemaVersion: "v1"}
-	if next.AssignedAt != nil {
-		doc.AssignedAt = gtc.FormatStoredTime(*next.AssignedAt)
+	if it.AssignedAt != nil {
+		doc.AssignedAt = gtc.FormatStoredTime(*it.AssignedAt)
 	}
 	body, _ := json.Marshal(doc)
-	if _, err := s.assignments.UpsertItem(ctx, azcosmos.NewPartitionKeyString(doc.PK), body, nil); err != nil {
-		s.log.Warn("cosmos: assignment record not written", "item", k.String(), "user", now, "err", err)
+	if _, err := s.assignments.UpsertItem(context.WithoutCancel(ctx), azcosmos.NewPartitionKeyString(doc.PK), body, nil); err != nil {
+		s.log.Warn("cosmos: assignment record not written", "item", k.String(), "user", user, "err", err)
 	}
 }
 

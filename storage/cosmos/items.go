@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
@@ -49,7 +50,8 @@ func (is *itemStore) read(ctx context.Context, k gtc.Key) (*gtc.Item, string, er
 }
 
 // locateQuery finds the buckets holding (datasetName, id); Create leaves the visibility
-// rule out so documents awaiting gtc migrate count too.
+// rule out so documents awaiting gtc migrate count too, legacy ones without a docType
+// included (rawItem).
 func locateQuery(ds, id string, visibleOnly bool) sqlQuery {
 	b := &builder{}
 	b.add("c.datasetName = " + b.named("@ds", ds))
@@ -57,21 +59,21 @@ func locateQuery(ds, id string, visibleOnly bool) sqlQuery {
 	if visibleOnly {
 		b.add(visible)
 	} else {
-		b.add("c.docType = 'ground-truth-item'")
+		b.add(rawItem)
 	}
 	return sqlQuery{text: "SELECT c.bucket FROM c WHERE " + b.where(), params: b.params}
 }
 
+// buckets lists the buckets holding (ds, id) as text: a legacy document's bucket may be a
+// number, null or absent (RawDoc.BucketString).
 func (is *itemStore) buckets(ctx context.Context, ds, id string, visibleOnly bool) ([]string, error) {
 	var out []string
 	err := is.s.rows(ctx, is.s.gt, "locate", locateQuery(ds, id, visibleOnly), func(row []byte) error {
-		var r struct {
-			Bucket string `json:"bucket"`
+		d, err := rawDocOf(row)
+		if err != nil {
+			return fmt.Errorf("cosmos: locate: %w", err)
 		}
-		if err := json.Unmarshal(row, &r); err != nil {
-			return fmt.Errorf("cosmos: locate: %w: %w", gtc.ErrUnavailable, err)
-		}
-		out = append(out, r.Bucket)
+		out = append(out, d.BucketString())
 		return nil
 	})
 	return out, err
@@ -92,6 +94,7 @@ func (is *itemStore) Locate(ctx context.Context, datasetName, id string) (gtc.Ke
 	case 1:
 		return gtc.Key{DatasetName: datasetName, Bucket: bs[0], ID: id}, nil
 	}
+	slices.Sort(bs) // the same answer every time: the first bucket names the conflict
 	return gtc.Key{}, fmt.Errorf("cosmos: locate %s/%s: id stored in buckets %v: %w", datasetName, id, bs,
 		&gtc.ConflictError{Existing: gtc.Key{DatasetName: datasetName, Bucket: bs[0], ID: id}})
 }
@@ -117,15 +120,35 @@ func (is *itemStore) Create(ctx context.Context, it *gtc.Item) (*gtc.Item, error
 	if len(bs) > 0 {
 		return nil, fmt.Errorf("cosmos: create %s: %w", k, &gtc.ConflictError{Existing: gtc.Key{DatasetName: k.DatasetName, Bucket: bs[0], ID: k.ID}})
 	}
-	resp, err := s.gt.CreateItem(ctx, itemKey(k.DatasetName, k.Bucket), p.doc, nil)
-	if err != nil {
-		if ok, rerr := is.landed(ctx, k, p, err); ok {
-			return rerr.item, rerr.err
-		}
+	if err := is.write(ctx, k, p, ""); err != nil {
 		if statusOf(err) == http.StatusConflict {
 			return nil, fmt.Errorf("cosmos: create %s: %w", k, &gtc.ConflictError{Existing: k})
 		}
 		return nil, fmt.Errorf("cosmos: create %s: %w", k, wrapErr("create", err))
+	}
+	s.assignmentChanged(ctx, nil, p.stored)
+	return p.stored, nil
+}
+
+// write creates p's document at k (ifMatch == "", create-only) or replaces the document there
+// if its ETag is ifMatch, and sets p.stored.ETag. An ambiguous outcome is resolved by the
+// write id (landed); any other failure is returned as the SDK reported it, for the caller
+// to map.
+func (is *itemStore) write(ctx context.Context, k gtc.Key, p *preparedItem, ifMatch string) error {
+	pk := itemKey(k.DatasetName, k.Bucket)
+	var resp azcosmos.ItemResponse
+	var err error
+	if ifMatch == "" {
+		resp, err = is.s.gt.CreateItem(ctx, pk, p.doc, nil)
+	} else {
+		resp, err = is.s.gt.ReplaceItem(ctx, pk, k.ID, p.doc, &azcosmos.ItemOptions{IfMatchEtag: etagPtr(ifMatch)})
+	}
+	if err != nil {
+		// A 409 or 412 can be this very write, applied before a 503 or a reset that was retried.
+		if ok, lerr := is.landed(ctx, k, p, err); ok {
+			return lerr
+		}
+		return err
 	}
 	p.stored.ETag = string(resp.ETag)
 	if p.stored.ETag == "" {
@@ -133,34 +156,29 @@ func (is *itemStore) Create(ctx context.Context, it *gtc.Item) (*gtc.Item, error
 			p.stored.ETag = cur.ETag
 		}
 	}
-	s.assignmentChanged(ctx, nil, p.stored)
-	return p.stored, nil
-}
-
-type landedResult struct {
-	item *gtc.Item
-	err  error
+	return nil
 }
 
 // landed resolves an ambiguous write (no status, or 409 on a retried create): the write
-// happened when the document carries this write's id (§3.7.5).
-func (is *itemStore) landed(ctx context.Context, k gtc.Key, p *preparedItem, werr error) (bool, landedResult) {
+// happened when the document carries this write's id (§3.7.5). When it reports true, the
+// outcome is known: nil with p.stored.ETag set, or ErrUnavailable.
+func (is *itemStore) landed(ctx context.Context, k gtc.Key, p *preparedItem, werr error) (bool, error) {
 	st := statusOf(werr)
 	if st != 0 && st != http.StatusConflict && st != http.StatusPreconditionFailed {
-		return false, landedResult{}
+		return false, nil
 	}
 	if errors.Is(werr, context.Canceled) {
-		return false, landedResult{}
+		return false, nil
 	}
 	cur, wid, err := is.read(context.WithoutCancel(ctx), k)
 	if err == nil && wid == p.wid {
 		p.stored.ETag = cur.ETag
-		return true, landedResult{item: p.stored}
+		return true, nil
 	}
 	if st == http.StatusConflict || st == http.StatusPreconditionFailed {
-		return false, landedResult{}
+		return false, nil
 	}
-	return true, landedResult{err: fmt.Errorf("cosmos: write %s: %w: outcome unknown: %w", k, gtc.ErrUnavailable, werr)}
+	return true, fmt.Errorf("cosmos: write %s: %w: outcome unknown: %w", k, gtc.ErrUnavailable, werr)
 }
 
 // Replace writes next over prev if the document's ETag is still prev's.
@@ -183,24 +201,8 @@ func (is *itemStore) Replace(ctx context.Context, prev, next *gtc.Item) (*gtc.It
 	if prev.ETag == "" {
 		return nil, fmt.Errorf("cosmos: replace %s: %w: no ETag to match", k, gtc.ErrPreconditionFailed)
 	}
-	resp, err := s.gt.ReplaceItem(ctx, itemKey(k.DatasetName, k.Bucket), k.ID, p.doc, &azcosmos.ItemOptions{IfMatchEtag: etagPtr(prev.ETag)})
-	if err != nil {
-		if st := statusOf(err); st == 0 || st == http.StatusPreconditionFailed {
-			// A 412 can be this very write, applied before a 503 or a reset that was retried.
-			if ok, r := is.landed(ctx, k, p, err); ok {
-				if r.err == nil {
-					s.assignmentChanged(ctx, prev, p.stored)
-				}
-				return r.item, r.err
-			}
-		}
+	if err := is.write(ctx, k, p, prev.ETag); err != nil {
 		return nil, fmt.Errorf("cosmos: replace %s: %w", k, wrapErr("replace", err))
-	}
-	p.stored.ETag = string(resp.ETag)
-	if p.stored.ETag == "" {
-		if cur, err := is.Get(ctx, k); err == nil {
-			p.stored.ETag = cur.ETag
-		}
 	}
 	s.assignmentChanged(ctx, prev, p.stored)
 	return p.stored, nil
@@ -224,10 +226,7 @@ func (is *itemStore) DeleteDataset(ctx context.Context, datasetName string) (gtc
 	}
 	var mu sync.Mutex
 	for _, p := range parts {
-		b := &builder{}
-		b.add(pkCond)
-		b.named("@pkDataset", p.Dataset)
-		b.named("@pkBucket", p.Bucket)
+		b := partitionWhere(p)
 		q := sqlQuery{text: "SELECT c.id, c.docType FROM c WHERE " + b.where(), params: b.params, pk: &p}
 		type row struct {
 			ID      string `json:"id"`

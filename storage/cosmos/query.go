@@ -130,11 +130,18 @@ func dedupe(ss []string) []string {
 func itemWhere(p *partition) *builder {
 	b := &builder{}
 	if p != nil {
-		b.add(pkCond)
-		b.named("@pkDataset", p.Dataset)
-		b.named("@pkBucket", p.Bucket)
+		b = partitionWhere(*p)
 	}
 	b.add(visible)
+	return b
+}
+
+// partitionWhere starts a builder of a single-partition query with its key (pkCond).
+func partitionWhere(p partition) *builder {
+	b := &builder{}
+	b.add(pkCond)
+	b.named("@pkDataset", p.Dataset)
+	b.named("@pkBucket", p.Bucket)
 	return b
 }
 

@@ -1,6 +1,7 @@
 package cosmos
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -64,7 +65,11 @@ func TestEveryQueryPassesTheGuard(t *testing.T) {
 		}
 	}
 	qs = append(qs, eligibleQuery(gtc.EligibleSpec{User: "u"}), eligibleQuery(gtc.EligibleSpec{User: "u", DatasetPrefix: "p"}),
-		locateQuery("ds", "id", true), locateQuery("ds", "id", false))
+		locateQuery("ds", "id", true), locateQuery("ds", "id", false),
+		rawQuery("*", nil), rawQuery("*", []string{"a", "b"}), rawQuery("VALUE COUNT(1)", nil), rawQuery("VALUE COUNT(1)", []string{"a"}),
+		pendingQuery(), absentKeyQuery([]any{"ds", nil}, "id"), absentKeyQuery([]any{nil, json.Number("3")}, "id"))
+	ids, _ := idQuery(p)
+	qs = append(qs, ids)
 	for _, q := range qs {
 		require.NotEmpty(t, q.text)
 		assert.NoError(t, checkQuery(q.text, q.pk == nil), q.text)

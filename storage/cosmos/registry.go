@@ -53,6 +53,12 @@ type Marker struct {
 	ETag              string `json:"_etag,omitempty"`
 }
 
+// migrated reports whether gtc migrate (or a new deployment) recorded that every item
+// document has the index fields of the current version.
+func (m *Marker) migrated() bool {
+	return m != nil && m.MigratedAt != "" && m.IndexVersion >= gtc.IndexVersion
+}
+
 func registryPK(ds string) string { return "dataset:" + ds }
 
 // errRace marks a lost conditional write; retryConditional tries again.
@@ -240,6 +246,20 @@ func (r *registry) partitions(ctx context.Context, names []string, prefix string
 	return out, nil
 }
 
+// datasetGroups splits partitions sorted by dataset into one run per dataset, in order.
+func datasetGroups(parts []partition) [][]partition {
+	var out [][]partition
+	for i := 0; i < len(parts); {
+		j := i + 1
+		for j < len(parts) && parts[j].Dataset == parts[i].Dataset {
+			j++
+		}
+		out = append(out, parts[i:j])
+		i = j
+	}
+	return out
+}
+
 // datasets lists the registered names that hold at least one visible item, sorted; cached
 // for 30 s and invalidated by this process's creates and deletions (§3.7.5).
 func (r *registry) datasets(ctx context.Context) ([]string, error) {
@@ -254,17 +274,10 @@ func (r *registry) datasets(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	byName := map[string][]partition{}
-	var names []string
-	for _, p := range parts {
-		if _, ok := byName[p.Dataset]; !ok {
-			names = append(names, p.Dataset)
-		}
-		byName[p.Dataset] = append(byName[p.Dataset], p)
-	}
-	confirmed := make([]bool, len(names))
-	err = forEach(ctx, len(names), partitionQueryParallel, func(ctx context.Context, i int) error {
-		for _, p := range byName[names[i]] {
+	groups := datasetGroups(parts)
+	confirmed := make([]bool, len(groups))
+	err = forEach(ctx, len(groups), partitionQueryParallel, func(ctx context.Context, i int) error {
+		for _, p := range groups[i] {
 			b := itemWhere(&p)
 			q := sqlQuery{text: "SELECT TOP 1 c.id FROM c WHERE " + b.where(), params: b.params, pk: &p}
 			found := false
@@ -283,12 +296,11 @@ func (r *registry) datasets(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	out := []string{}
-	for i, n := range names {
+	for i, ps := range groups {
 		if confirmed[i] {
-			out = append(out, n)
+			out = append(out, ps[0].Dataset)
 		}
 	}
-	sort.Strings(out)
 	r.mu.Lock()
 	r.names, r.namesAt, r.namesGood = slices.Clone(out), time.Now(), true
 	r.mu.Unlock()
@@ -372,9 +384,9 @@ func (s *Store) startupRegistry(ctx context.Context) (migrated bool, err error) 
 	if err != nil {
 		return false, fmt.Errorf("cosmos: open: reading the migration marker: %w", err)
 	}
-	migrated = m != nil && m.MigratedAt != ""
+	migrated = m.migrated()
 	now := gtc.FormatStoredTime(s.clock.Now())
-	if m == nil || m.MigratedAt == "" {
+	if !migrated {
 		n, err := s.count(ctx, s.gt, "count documents", sqlQuery{text: "SELECT VALUE COUNT(1) FROM c"})
 		if err != nil {
 			return false, fmt.Errorf("cosmos: open: counting documents: %w", err)
@@ -481,7 +493,7 @@ func (s *Store) background(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if m, err := s.ReadMarker(ctx); err == nil && m != nil && m.MigratedAt != "" {
+			if m, err := s.ReadMarker(ctx); err == nil && m.migrated() {
 				return
 			}
 			s.logUnmigrated(ctx)
@@ -490,11 +502,7 @@ func (s *Store) background(ctx context.Context) {
 }
 
 func (s *Store) logUnmigrated(ctx context.Context) {
-	q := sqlQuery{
-		text:   "SELECT VALUE COUNT(1) FROM c WHERE NOT IS_DEFINED(c.gtcIndex) OR c.gtcIndex.v != @v",
-		params: []azcosmos.QueryParameter{{Name: "@v", Value: gtc.IndexVersion}},
-	}
-	if n, err := s.count(ctx, s.gt, "count unmigrated", q); err == nil && n > 0 {
+	if n, err := s.count(ctx, s.gt, "count unmigrated", pendingQuery()); err == nil && n > 0 {
 		s.log.Warn("cosmos: documents await gtc migrate and stay invisible until it runs", "documents", n, "database", s.opts.Database)
 	}
 }

@@ -3,7 +3,6 @@ package cosmos
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	gtc "github.com/gtc-dev/gtc"
 )
@@ -47,29 +46,52 @@ func (is *itemStore) scanAny(ctx context.Context, spec gtc.ScanSpec, pos *gtc.Sc
 		token = pos.T
 	}
 	out := gtc.ScanPage{Items: []*gtc.Item{}}
-	for p, err := range s.pages(ctx, s.gt, "scan", q, limit, token) {
+	next, err := s.tokenPage(ctx, "scan", q, spec, limit, token, func(raw []byte) (bool, error) {
+		d, err := decodeItemDoc(raw)
 		if err != nil {
-			return gtc.ScanPage{}, err
+			return false, fmt.Errorf("cosmos: scan: %w", err)
 		}
-		for _, raw := range p.rows {
-			d, err := decodeItemDoc(raw)
+		if d.visible {
+			out.Items = append(out.Items, d.item)
+		}
+		return d.visible, nil
+	})
+	if err != nil {
+		return gtc.ScanPage{}, err
+	}
+	out.Next = next
+	return out, nil
+}
+
+// tokenPage reads the cross-partition query q from token, page by page, until take has
+// accepted a row of a page or the query ends, and returns the cursor of spec that resumes
+// after the last page read ("" when the query is finished). Pages without a row take wants
+// (empty pages are normal across partitions) are read through, and the cursor always names
+// the position after the last page read, so a resumed scan neither repeats nor skips rows.
+func (s *Store) tokenPage(ctx context.Context, op string, q sqlQuery, spec gtc.ScanSpec, limit int, token string, take func(row []byte) (bool, error)) (string, error) {
+	next, taken := "", false
+	for p, err := range s.pages(ctx, s.gt, op, q, limit, token) {
+		if err != nil {
+			return "", err
+		}
+		for _, row := range p.rows {
+			ok, err := take(row)
 			if err != nil {
-				return gtc.ScanPage{}, fmt.Errorf("cosmos: scan: %w", err)
+				return "", err
 			}
-			if d.visible {
-				out.Items = append(out.Items, d.item)
-			}
+			taken = taken || ok
 		}
-		if p.continuation != "" {
-			c := gtc.NewScanCursor(spec)
-			c.T = p.continuation
-			out.Next = c.Encode()
-		}
-		if len(out.Items) > 0 {
+		next = p.continuation
+		if taken {
 			break
 		}
 	}
-	return out, nil
+	if next == "" {
+		return "", nil
+	}
+	c := gtc.NewScanCursor(spec)
+	c.T = next
+	return c.Encode(), nil
 }
 
 // scanByDatasetID merges, dataset after dataset, the id-ordered queries of the dataset's
@@ -80,26 +102,17 @@ func (is *itemStore) scanByDatasetID(ctx context.Context, spec gtc.ScanSpec, pos
 	if err != nil {
 		return gtc.ScanPage{}, err
 	}
-	var datasets []string
-	byName := map[string][]partition{}
-	for _, p := range parts {
-		if pos != nil && p.Dataset < pos.D {
-			continue
-		}
-		if len(byName[p.Dataset]) == 0 {
-			datasets = append(datasets, p.Dataset)
-		}
-		byName[p.Dataset] = append(byName[p.Dataset], p)
-	}
-	slices.Sort(datasets)
 	f := gtc.Filter{Statuses: spec.Statuses}
 	items := make([]*gtc.Item, 0, limit+1)
-	for _, ds := range datasets {
+	for _, ps := range datasetGroups(parts) {
+		ds := ps[0].Dataset
+		if pos != nil && ds < pos.D {
+			continue
+		}
 		var after *string
 		if pos != nil && ds == pos.D {
 			after = &pos.I
 		}
-		ps := byName[ds]
 		ms := mergeSpec{
 			parts:    ps,
 			query:    func(p partition) (sqlQuery, bool) { return fullQuery(p, f, "c.id", false, after) },

@@ -136,27 +136,32 @@ func (is *itemStore) Create(ctx context.Context, it *gtc.Item) (*gtc.Item, error
 // insertItem is the body of Create inside the write transaction: the existence check comes
 // first, so a duplicate fails before anything is written.
 func insertItem(w *wtx, st *statements, p *preparedItem) error {
+	return insertItemAs(w, st, p, "create")
+}
+
+// insertItemAs is insertItem for the store operation op, which names it in errors.
+func insertItemAs(w *wtx, st *statements, p *preparedItem, op string) error {
 	k := p.stored.Key()
 	var bucket string
 	err := w.stmt(st.keyOf).QueryRow(k.DatasetName, k.ID).Scan(&bucket)
 	if err == nil {
-		return fmt.Errorf("sqlite: create %s: %w", k, &gtc.ConflictError{
+		return fmt.Errorf("sqlite: %s %s: %w", op, k, &gtc.ConflictError{
 			Existing: gtc.Key{DatasetName: k.DatasetName, Bucket: bucket, ID: k.ID},
 		})
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
-		return wrapErr("create", err)
+		return wrapErr(op, err)
 	}
 	args := make([]any, 0, 17)
 	args = append(args, k.ID, k.DatasetName, k.Bucket)
 	args = append(args, p.columnArgs()...)
 	var pk int64
 	if err := w.stmt(st.insertItem).QueryRow(args...).Scan(&pk); err != nil {
-		return wrapErr("create", err)
+		return wrapErr(op, err)
 	}
 	for _, tag := range p.tags {
 		if _, err := w.stmt(st.insertTag).Exec(tag, k.DatasetName, string(p.stored.Status), pk); err != nil {
-			return wrapErr("create tags", err)
+			return wrapErr(op+" tags", err)
 		}
 	}
 	return nil
@@ -338,6 +343,17 @@ func (is *itemStore) DeleteDataset(ctx context.Context, datasetName string) (gtc
 		if err != nil {
 			return wrapErr("delete dataset items", err)
 		}
+		// Legacy documents of the dataset go too, or a later gtc migrate would bring the
+		// deleted dataset back.
+		res, err = w.tx.Exec(`DELETE FROM raw_items WHERE dataset_name = ?`, datasetName)
+		if err != nil {
+			return wrapErr("delete dataset legacy documents", err)
+		}
+		raw, err := res.RowsAffected()
+		if err != nil {
+			return wrapErr("delete dataset legacy documents", err)
+		}
+		n += raw
 		res, err = w.stmt(st.deleteCuration).Exec(datasetName)
 		if err != nil {
 			return wrapErr("delete dataset curation", err)

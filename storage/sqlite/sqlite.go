@@ -53,7 +53,8 @@ type Options struct {
 	// Random feeds the ETags (default crypto/rand.Reader). It is read under a lock, so
 	// it need not be safe for concurrent use.
 	Random io.Reader
-	// Clock stamps the meta rows of a new database (default the system clock).
+	// Clock stamps the meta rows: the creation of a new database and the migration marker
+	// (default the system clock).
 	Clock gtc.Clock
 	// Logger receives migrations and shutdown problems (default: discarded).
 	Logger *slog.Logger
@@ -64,6 +65,7 @@ type Store struct {
 	path   string
 	memory bool
 	log    *slog.Logger
+	clock  gtc.Clock
 
 	wdb *sql.DB // one connection; every write
 	rdb *sql.DB // query_only readers; the same pool as wdb for :memory:
@@ -87,6 +89,7 @@ type Store struct {
 	curation    *curationStore
 	tags        *tagStore
 	definitions *tagDefinitionStore
+	maintenance *maintenance
 }
 
 var _ gtc.Store = (*Store)(nil)
@@ -136,6 +139,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		path:       opts.Path,
 		memory:     opts.Path == MemoryPath,
 		log:        logger,
+		clock:      clock,
 		random:     random,
 		queue:      make(chan *writeOp),
 		stop:       make(chan struct{}),
@@ -145,6 +149,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	s.curation = &curationStore{s: s}
 	s.tags = &tagStore{s: s}
 	s.definitions = &tagDefinitionStore{s: s}
+	s.maintenance = &maintenance{s: s}
 
 	if err := s.openPools(ctx, synchronous, busy, readers); err != nil {
 		return nil, err
@@ -279,6 +284,10 @@ func (s *Store) TagDefinitions() gtc.TagDefinitionStore { return s.definitions }
 
 // Backend returns "sqlite".
 func (s *Store) Backend() string { return "sqlite" }
+
+// GroupsCommits reports that every write goes through the one writer, which commits the
+// writes queued together in one transaction (gtc.GroupCommitter).
+func (s *Store) GroupsCommits() bool { return true }
 
 // Ping checks that the database file is still the one opened and answers one read.
 func (s *Store) Ping(ctx context.Context) error {

@@ -28,6 +28,12 @@ func openTest(t testing.TB, opts Options) *Store {
 	return s
 }
 
+// insertRaw stores a legacy fixture of the maintenance behaviours.
+func insertRaw(t *testing.T, s gtc.Store, doc map[string]any) {
+	t.Helper()
+	require.NoError(t, s.(*Store).InsertRaw(t.Context(), doc))
+}
+
 func TestConformanceFile(t *testing.T) {
 	clock := testClock()
 	storetest.Run(t, storetest.Harness{
@@ -36,6 +42,7 @@ func TestConformanceFile(t *testing.T) {
 		New: func(t *testing.T) gtc.Store {
 			return openTest(t, Options{Path: filepath.Join(t.TempDir(), "data", "gtc.db"), Clock: clock})
 		},
+		Raw: insertRaw,
 		// The store notices a removed database file although its descriptors still read the
 		// old one (§4 behaviour 39: "file removed and permissions revoked").
 		Break: func(t *testing.T, s gtc.Store) {
@@ -55,6 +62,7 @@ func TestConformanceMemory(t *testing.T) {
 		New: func(t *testing.T) gtc.Store {
 			return openTest(t, Options{Path: MemoryPath, Clock: clock})
 		},
+		Raw: insertRaw,
 		// An in-memory database has no file to remove; closing its only pool is the closest
 		// thing to the backend going away.
 		Break: func(t *testing.T, s gtc.Store) {

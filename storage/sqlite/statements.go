@@ -20,6 +20,7 @@ type statements struct {
 	// readers
 	ping, get, locate, docsByPK, curationGet, maxPK *sql.Stmt
 	storeTags, definitionGet, definitions           *sql.Stmt
+	pending, markerGet                              *sql.Stmt
 
 	// writer
 	savepoint, release, rollbackTo                *sql.Stmt
@@ -31,6 +32,8 @@ type statements struct {
 	storeTagInsert, storeTagDelete, storeTagsInTx *sql.Stmt
 	definitionCreated, definitionInsert           *sql.Stmt
 	definitionUpdate, definitionDelete            *sql.Stmt
+	rawInsert, rawTake, rawHeld                   *sql.Stmt
+	itemRow, tagsOf, deleteItem, markerPut        *sql.Stmt
 }
 
 func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
@@ -56,6 +59,8 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	st.storeTags = p(rdb, `SELECT tag FROM tag_store ORDER BY tag`)
 	st.definitionGet = p(rdb, `SELECT `+definitionColumns+` FROM tag_definitions WHERE tag_key = ?`)
 	st.definitions = p(rdb, `SELECT `+definitionColumns+` FROM tag_definitions ORDER BY tag_key`)
+	st.pending = p(rdb, pendingSQL)
+	st.markerGet = p(rdb, `SELECT value FROM meta WHERE key = '`+markerKey+`'`)
 
 	st.savepoint = p(wdb, `SAVEPOINT op`)
 	st.release = p(wdb, `RELEASE op`)
@@ -84,6 +89,14 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	st.definitionInsert = p(wdb, `INSERT INTO tag_definitions (`+definitionColumns+`) VALUES (?, ?, ?, ?, ?, ?)`)
 	st.definitionUpdate = p(wdb, `UPDATE tag_definitions SET description = ?, updated_at = ?, etag = ? WHERE tag_key = ?`)
 	st.definitionDelete = p(wdb, `DELETE FROM tag_definitions WHERE tag_key = ?`)
+	st.rawInsert = p(wdb, `INSERT INTO raw_items (dataset_name, id, bucket, etag, doc) VALUES (?, ?, ?, ?, ?)`)
+	st.rawTake = p(wdb, `DELETE FROM raw_items WHERE dataset_name = ? AND id = ? AND bucket = ? AND etag = ?`)
+	st.rawHeld = p(wdb, `SELECT EXISTS (SELECT 1 FROM raw_items WHERE dataset_name = ? AND id = ? AND bucket = ?)`)
+	st.itemRow = p(wdb, `SELECT pk, bucket, etag, index_v, doc FROM items WHERE dataset_name = ? AND id = ?`)
+	st.tagsOf = p(wdb, `SELECT tag FROM item_tags WHERE item_pk = ?`)
+	st.deleteItem = p(wdb, `DELETE FROM items WHERE pk = ?`)
+	st.markerPut = p(wdb, `INSERT INTO meta (key, value) VALUES ('`+markerKey+`', ?)
+  ON CONFLICT (key) DO UPDATE SET value = excluded.value`)
 	if err != nil {
 		st.close()
 	}
