@@ -653,6 +653,23 @@ func DecodeImport(body []byte) ([]*ImportEntry, error) {
 	return out, nil
 }
 
+// DecodeItemObject checks one item object exactly as DecodeImport checks each element of an
+// import body, with field paths relative to the item ("toolCalls[0].name"). gtc migrate
+// validates stored documents with it, so a document is held to the same rules as the API
+// holds its input. Any problem is a 422 *Error listing every problem in Fields.
+func DecodeItemObject(doc []byte) (*ImportEntry, error) {
+	v, err := ParseBody(doc)
+	if err != nil {
+		return nil, err
+	}
+	d := &decoder{}
+	e := d.importItem(v, "")
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
 func (d *decoder) importItem(v *jvalue, p fieldPath) *ImportEntry {
 	e := &ImportEntry{Item: NewItem("", "")}
 	it := e.Item
