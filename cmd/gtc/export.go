@@ -68,6 +68,23 @@ type optionalString struct {
 func (o *optionalString) String() string     { return o.v }
 func (o *optionalString) Set(v string) error { o.v, o.set = v, true; return nil }
 
+// parseInterspersed parses args with fs, letting flags follow the positional arguments
+// (fs.Parse alone stops at the first one), and returns the positional arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	return pos, nil
+}
+
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		switch args[0] {
@@ -206,11 +223,12 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // writeFileAtomically writes to a temporary file next to path and renames it onto path
 // only when fn succeeds.
-func writeFileAtomically(path string, fn func(io.Writer) (export.Result, error)) (export.Result, error) {
+func writeFileAtomically[T any](path string, fn func(io.Writer) (T, error)) (T, error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return export.Result{}, fatal(fmt.Errorf("export: %w", err))
+		var zero T
+		return zero, fatal(err)
 	}
 	res, err := fn(tmp)
 	if err == nil {
@@ -387,17 +405,9 @@ func runExportGet(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := flag.NewFlagSet("export get", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "file to write, or - for stdout")
-	// Flags may follow the positional arguments.
-	var pos []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return usageError("export get: %v", err)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return usageError("export get: %v", err)
 	}
 	if len(pos) < 1 || len(pos) > 2 || *out == "" {
 		return usageError("export get: usage: gtc export get SNAPSHOT_ID [FILE] --out PATH|- (FILE defaults to manifest.json)")

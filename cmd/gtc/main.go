@@ -94,6 +94,8 @@ Commands:
   seed      fill the store with generated demo items (flags: --items N --datasets D --seed S --if-empty)
   recompute-tags
             refresh the stored computed tags (flags: --dataset D --status S --dry-run --json --progress MODE --report FILE)
+  migrate   bring every stored document to the current format (gtc migrate --help)
+  import    import items from JSON or JSONL files or stdin (gtc import --help)
   export    export items to a file, stdout or export storage; list, show, get and prune stored
             snapshots (gtc export help)
   version   print the version
@@ -117,6 +119,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runRecompute(ctx, rest, stdout, stderr)
 	case "export":
 		return runExport(ctx, rest, stdout, stderr)
+	case "import":
+		return runImport(ctx, rest, stdin, stdout, stderr)
+	case "migrate":
+		return runMigrate(ctx, rest, stdin, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, version)
 		return nil

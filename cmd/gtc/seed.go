@@ -34,12 +34,7 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *items < 0 || *datasets < 1 || *workers < 1 {
 		return usageError("seed: --items must be ≥ 0, --datasets and --concurrency ≥ 1")
 	}
-	cfg, err := loadConfig()
-	if err != nil {
-		return err
-	}
-	log := newLogger(cfg, stderr)
-	a, err := newApp(ctx, cfg, log, true)
+	a, err := openApp(ctx, stderr)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,11 @@ type app struct {
 	credOnce sync.Once
 	cred     azcore.TokenCredential
 	credErr  error
+
+	// curatorDeps built curator; gtc import --dry-run builds a twin that does not write.
+	curatorDeps gtc.CuratorDeps
+	// artifacts is the export storage, once exporter has opened it.
+	artifacts gtc.ArtifactStore
 }
 
 func (a *app) Close() error {
@@ -115,6 +120,7 @@ func (a *app) exporter(ctx context.Context) (*export.Exporter, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.artifacts = arts
 	if n, err := export.CleanTemp(cfg.TempDir()); err != nil {
 		a.log.Warn("could not remove old temporary export files", "dir", cfg.TempDir(), "err", err)
 	} else if n > 0 {
@@ -142,6 +148,16 @@ func loadConfig() (*config.Config, error) {
 		return nil, fatal(err)
 	}
 	return cfg, nil
+}
+
+// openApp reads the settings and builds the app of a command that is not the server, with
+// its log on stderr (a problem with the settings is fatal, exit 3).
+func openApp(ctx context.Context, stderr io.Writer) (*app, error) {
+	cfg, err := loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	return newApp(ctx, cfg, newLogger(cfg, stderr), true)
 }
 
 // newLogger builds the slog logger of GTC_LOG_FORMAT and GTC_LOG_LEVEL.
@@ -175,6 +191,51 @@ func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger, maintenan
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
+	te, err := newTagEngine(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	reg := te.reg
+	clock := gtc.SystemClock{}
+	a := &app{cfg: cfg, log: log, clock: clock}
+	st, err := a.openStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err, warning := tagging.CheckStoreOverlap(ctx, reg, st.TagStore()); err != nil {
+		if !maintenance {
+			_ = st.Close()
+			return nil, fatal(fmt.Errorf("%w (run gtc migrate to clean the tag store)", err))
+		}
+		log.Warn(err.Error())
+	} else if warning != "" {
+		log.Warn(warning)
+	}
+	pipeline := te.pipeline
+	vocab := tagging.NewVocabulary(reg, te.allow, te.groups, st.TagStore(), st.TagDefinitions(), clock, log)
+	alloc, _ := gtc.ParseAllocation(cfg.SamplingAllocation) // ignored entries were warned about above
+	deps := gtc.CuratorDeps{
+		Store: st, Tagger: pipeline, Vocabulary: vocab, Clock: clock, IDs: gtc.NewIDGenerator(rand.Reader), Log: log,
+		RecomputeBatch: cfg.RecomputeBatchSize,
+		SelfServe:      gtc.SelfServeOptions{DefaultLimit: cfg.SelfServeLimit, MaxLimit: cfg.SelfServeMax, Allocation: alloc},
+		Import:         gtc.ImportChecks{PII: bool(cfg.PiiDetectionEnabled), Duplicates: bool(cfg.DuplicateDetectionEnabled)},
+	}
+	a.store, a.tagger, a.curator, a.curatorDeps = st, pipeline, gtc.NewCurator(deps), deps
+	return a, nil
+}
+
+// tagEngine is the tag configuration every command shares: the computed-tag registry, the
+// manual-tag providers that need no store, and the pipeline with its validators.
+type tagEngine struct {
+	reg      *tagging.Registry
+	allow    []string
+	groups   *tagging.Groups
+	pipeline *tagging.Pipeline
+}
+
+// newTagEngine builds the tag engine from the settings and runs the startup checks that
+// need no store (domain-and-tags.md §3.5 steps 1–4).
+func newTagEngine(cfg *config.Config, log *slog.Logger) (*tagEngine, error) {
 	// 1. The computed-tag registry.
 	reg, err := tagging.NewDefaultRegistry()
 	if err != nil {
@@ -203,32 +264,7 @@ func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger, maintenan
 	for _, w := range tagging.ComputedGroupWarnings(reg, groups) {
 		log.Warn(w)
 	}
-	clock := gtc.SystemClock{}
-	a := &app{cfg: cfg, log: log, clock: clock}
-	st, err := a.openStore(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err, warning := tagging.CheckStoreOverlap(ctx, reg, st.TagStore()); err != nil {
-		if !maintenance {
-			_ = st.Close()
-			return nil, fatal(fmt.Errorf("%w (run gtc migrate to clean the tag store)", err))
-		}
-		log.Warn(err.Error())
-	} else if warning != "" {
-		log.Warn(warning)
-	}
-	pipeline := tagging.NewPipeline(reg, validators, log)
-	vocab := tagging.NewVocabulary(reg, allow, groups, st.TagStore(), st.TagDefinitions(), clock, log)
-	alloc, _ := gtc.ParseAllocation(cfg.SamplingAllocation) // ignored entries were warned about above
-	cur := gtc.NewCurator(gtc.CuratorDeps{
-		Store: st, Tagger: pipeline, Vocabulary: vocab, Clock: clock, IDs: gtc.NewIDGenerator(rand.Reader), Log: log,
-		RecomputeBatch: cfg.RecomputeBatchSize,
-		SelfServe:      gtc.SelfServeOptions{DefaultLimit: cfg.SelfServeLimit, MaxLimit: cfg.SelfServeMax, Allocation: alloc},
-		Import:         gtc.ImportChecks{PII: bool(cfg.PiiDetectionEnabled), Duplicates: bool(cfg.DuplicateDetectionEnabled)},
-	})
-	a.store, a.tagger, a.curator = st, pipeline, cur
-	return a, nil
+	return &tagEngine{reg: reg, allow: allow, groups: groups, pipeline: tagging.NewPipeline(reg, validators, log)}, nil
 }
 
 // openStore opens the item store of GTC_REPO_BACKEND and logs one line naming it. A store

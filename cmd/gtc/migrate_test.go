@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/storage/sqlite"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// legacyFixture is a v1 document as the reference backend stored it.
+func legacyFixture(i int) map[string]any {
+	doc := map[string]any{
+		"id": fmt.Sprintf("gt-%05d", i), "datasetName": "support", "status": "approved",
+		"synthQuestion": fmt.Sprintf("Which form renews parking permit %d?", i),
+		"answer":        "Use form P-12 from the permits page.",
+		"refs":          []any{map[string]any{"url": "https://support.example.com/help/parking", "title": "Parking"}},
+		"tags":          []any{"Source:SME", "long_doc"},
+		"updatedAt":     "2025-05-01T10:00:00Z", "reviewedAt": "2025-05-01T10:00:00Z",
+	}
+	if i%2 == 0 {
+		doc["bucket"] = i % 5 // numeric: moves to its derived bucket
+	} else {
+		doc["bucket"] = gtc.DeriveBucket("support", doc["id"].(string))
+	}
+	return doc
+}
+
+// seedLegacy writes n legacy documents into the SQLite store of data.
+func seedLegacy(t *testing.T, data string, n int) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(data, "gtc.db")})
+	require.NoError(t, err)
+	defer st.Close()
+	docs := make([]map[string]any, 0, 1000)
+	for i := range n {
+		docs = append(docs, legacyFixture(i))
+		if len(docs) == cap(docs) || i == n-1 {
+			require.NoError(t, st.InsertRawBatch(context.Background(), docs))
+			docs = docs[:0]
+		}
+	}
+}
+
+func decodeSummary(t *testing.T, out string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	dec := json.NewDecoder(strings.NewReader(out))
+	require.NoError(t, dec.Decode(&m), "stdout: %s", out)
+	assert.False(t, dec.More(), "--json prints exactly one object")
+	return m
+}
+
+func TestMigrateCommand(t *testing.T) {
+	data := t.TempDir()
+	seedLegacy(t, data, 40)
+	e := env(data)
+
+	_, errOut, code := runGTC(t, e, "migrate", "--batch-size", "0")
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, "--batch-size 0: must be between 1 and 1000")
+	_, _, code = runGTC(t, e, "migrate", "--no-such-flag")
+	assert.Equal(t, 2, code)
+
+	out, errOut, code := runGTC(t, e, "migrate", "--check", "--json")
+	assert.Equal(t, 4, code, errOut)
+	sum := decodeSummary(t, out)
+	assert.Equal(t, 40.0, sum["migrated"])
+	assert.Equal(t, true, sum["check"])
+	assert.Equal(t, 4.0, sum["exitCode"])
+
+	out, errOut, code = runGTC(t, e, "migrate", "--dry-run", "--progress", "none")
+	assert.Equal(t, 0, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	assert.Regexp(t, `^~ support/0/gt-00000  legacy → v2`, lines[0])
+	assert.Contains(t, out, "    warning LEGACY_TAG_CONVERTED: ")
+	assert.Contains(t, out, "migrate: 40 documents examined, would migrate 40 (0 re-indexed, 20 moved), 0 already current, 0 failed")
+
+	report := filepath.Join(t.TempDir(), "run.jsonl")
+	out, errOut, code = runGTC(t, e, "migrate", "--json", "--report", report)
+	require.Equal(t, 0, code, errOut)
+	sum = decodeSummary(t, out)
+	assert.Equal(t, 40.0, sum["migrated"])
+	assert.Equal(t, 20.0, sum["moved"])
+	assert.Equal(t, map[string]any{"markerWritten": true}, sum["registry"])
+	assert.Nil(t, sum["resumedFrom"])
+	f, err := os.Open(report)
+	require.NoError(t, err)
+	defer f.Close()
+	n := 0
+	for sc := bufio.NewScanner(f); sc.Scan(); n++ {
+		var line map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &line))
+		assert.Contains(t, []any{"migrate", "move"}, line["action"])
+		assert.NotEmpty(t, line["changes"])
+	}
+	assert.Equal(t, 40, n, "the report has one line per changed document")
+
+	out, errOut, code = runGTC(t, e, "migrate", "--check")
+	assert.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "migrate: 40 documents examined, would migrate 0")
+}
+
+// TestMigrateKilledMidRunResumes: a run killed with SIGKILL (no chance to clean up) is
+// resumed by the next run from its checkpoint; at the end every document is migrated once.
+func TestMigrateKilledMidRunResumes(t *testing.T) {
+	data := t.TempDir()
+	const n = 20000
+	seedLegacy(t, data, n)
+	e := env(data, "GTC_SQLITE_SYNCHRONOUS=FULL")
+
+	cmd := exec.Command(gtcBin, "migrate", "--batch-size", "100", "--progress", "none", "--json")
+	cmd.Env = e
+	require.NoError(t, cmd.Start())
+	// Kill it once the checkpoint shows a few finished batches.
+	var cp map[string]any
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		matches, _ := filepath.Glob(filepath.Join(data, "migrate-*.checkpoint.json"))
+		if len(matches) == 1 {
+			if b, err := os.ReadFile(matches[0]); err == nil && json.Unmarshal(b, &cp) == nil {
+				if c, _ := cp["counters"].(map[string]any); c != nil && c["total"].(float64) >= 300 {
+					break
+				}
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+	require.NotNil(t, cp, "the checkpoint was written during the run")
+	require.Equal(t, "items", cp["phase"], "killed while converting items")
+	done := int(cp["counters"].(map[string]any)["total"].(float64))
+	require.Less(t, done, n, "killed before the end")
+
+	out, errOut, code := runGTC(t, e, "migrate", "--batch-size", "100", "--progress", "none", "--json")
+	require.Equal(t, 0, code, errOut)
+	sum := decodeSummary(t, out)
+	assert.Equal(t, cp["runId"], sum["resumedFrom"])
+	// The documents the killed run converted in its last, unrecorded batch are not counted
+	// by either run (at most one batch); every other document is counted exactly once.
+	total := sum["total"].(float64)
+	assert.LessOrEqual(t, total, float64(n))
+	assert.GreaterOrEqual(t, total, float64(n-100))
+	assert.Equal(t, total, sum["migrated"].(float64)+sum["skipped"].(float64))
+	assert.LessOrEqual(t, sum["skipped"].(float64), 100.0, "only the batch in flight at the kill is seen again")
+	assert.Equal(t, map[string]any{"markerWritten": true}, sum["registry"])
+
+	st, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(data, "gtc.db")})
+	require.NoError(t, err)
+	defer st.Close()
+	count, err := st.Items().Count(context.Background(), gtc.Filter{})
+	require.NoError(t, err)
+	assert.Equal(t, n, count, "every document is a visible item")
+	status, err := st.Status(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 0, status.Pending)
+	assert.True(t, status.IndexComplete)
+}
