@@ -62,6 +62,7 @@ type Counters struct {
 	Failed            int              `json:"failed"`
 	Errors            []string         `json:"errors"`
 	Warnings          []SummaryWarning `json:"warnings"`
+	WarningCounts     map[string]int   `json:"warningCounts,omitempty"`
 	ErrorsTruncated   bool             `json:"errorsTruncated,omitempty"`
 	WarningsTruncated bool             `json:"warningsTruncated,omitempty"`
 }
@@ -69,7 +70,7 @@ type Counters struct {
 func countersOf(s *Summary) Counters {
 	return Counters{
 		Total: s.Total, Migrated: s.Migrated, Skipped: s.Skipped, Reindexed: s.Reindexed, Moved: s.Moved,
-		Failed: s.Failed, Errors: s.Errors, Warnings: s.Warnings,
+		Failed: s.Failed, Errors: s.Errors, Warnings: s.Warnings, WarningCounts: s.WarningCounts,
 		ErrorsTruncated: s.ErrorsTruncated, WarningsTruncated: s.WarningsTruncated,
 	}
 }
@@ -81,6 +82,9 @@ func (c Counters) restore(s *Summary) {
 	}
 	if c.Warnings != nil {
 		s.Warnings = c.Warnings
+	}
+	for code, n := range c.WarningCounts {
+		s.WarningCounts[code] += n
 	}
 	s.ErrorsTruncated, s.WarningsTruncated = c.ErrorsTruncated, c.WarningsTruncated
 }

@@ -114,6 +114,8 @@ type Summary struct {
 
 	// Failed counts every failed document, also those cut from Errors.
 	Failed int `json:"-"`
+	// WarningCounts counts the warnings by code, also those cut from Warnings.
+	WarningCounts map[string]int `json:"-"`
 	// Interrupted is set when the run stopped early (signal, --limit, --fail-fast).
 	Interrupted bool `json:"-"`
 	// RunID identifies this run (and its checkpoint).
@@ -165,7 +167,7 @@ func (j *Job) Run(ctx context.Context) (*Summary, error) {
 	start := clock.Now()
 	r := &runner{job: j, o: o, m: j.Store.Maintenance(), sum: &Summary{
 		DryRun: o.DryRun, Check: o.Check, Errors: []string{}, Warnings: []SummaryWarning{},
-		TagStoreRemoved: []string{}, RunID: j.RunID,
+		TagStoreRemoved: []string{}, RunID: j.RunID, WarningCounts: map[string]int{},
 	}, buckets: map[string]bool{}}
 	if j.Store.Backend() == "cosmos" {
 		zero, zero2 := 0, 0
@@ -538,6 +540,7 @@ func (r *runner) record(outs []outcome) error {
 		}
 		if o.report.Action != ActionError {
 			for _, w := range o.report.Warnings {
+				s.WarningCounts[w.Code]++
 				if len(s.Warnings) < maxListed {
 					s.Warnings = append(s.Warnings, SummaryWarning{DatasetName: o.report.DatasetName, ID: o.report.ID, Code: w.Code, Message: w.Message})
 				} else {

@@ -308,23 +308,19 @@ func printMigrateSummary(w io.Writer, s *migrate.Summary, o migrate.Options) {
 	case s.Failed > 0:
 		fmt.Fprintln(w, "  migration marker: not written (documents failed; fix them and run gtc migrate again)")
 	}
-	if len(s.Warnings) > 0 {
-		counts := map[string]int{}
-		for _, wn := range s.Warnings {
-			counts[wn.Code]++
-		}
-		codes := make([]string, 0, len(counts))
-		for c := range counts {
+	if len(s.WarningCounts) > 0 {
+		codes := make([]string, 0, len(s.WarningCounts))
+		for c := range s.WarningCounts {
 			codes = append(codes, c)
 		}
 		sort.Strings(codes)
 		parts := make([]string, len(codes))
 		for i, c := range codes {
-			parts[i] = fmt.Sprintf("%s %d", c, counts[c])
+			parts[i] = fmt.Sprintf("%s %d", c, s.WarningCounts[c])
 		}
 		more := ""
 		if s.WarningsTruncated {
-			more = " (first 1000 counted; the report has all)"
+			more = " (the --json summary lists the first 1000; --report has all)"
 		}
 		fmt.Fprintf(w, "  warnings: %s%s\n", strings.Join(parts, ", "), more)
 	}

@@ -151,6 +151,7 @@ func TestMigrateKilledMidRunResumes(t *testing.T) {
 	// The documents the killed run converted in its last, unrecorded batch are not counted
 	// by either run (at most one batch); every other document is counted exactly once.
 	total := sum["total"].(float64)
+	t.Logf("killed after %d documents; the resumed run: total %v, migrated %v, skipped %v", done, total, sum["migrated"], sum["skipped"])
 	assert.LessOrEqual(t, total, float64(n))
 	assert.GreaterOrEqual(t, total, float64(n-100))
 	assert.Equal(t, total, sum["migrated"].(float64)+sum["skipped"].(float64))
