@@ -29,7 +29,7 @@ test:
 test-unit:
 	$(GO) test -short ./...
 
-## bench: seed 100,000 items and measure the API and the exports through HTTP on loopback, then the Cosmos DB store
+## bench: seed 100,000 items and measure the API and the exports through HTTP on loopback, the migration of 100,000 legacy documents, then the Cosmos DB store
 bench:
 	@bash scripts/bench.sh
 

@@ -223,7 +223,8 @@ func Load() (*Config, error) {
 			continue
 		}
 		switch {
-		case known[name], strings.HasPrefix(name, "GTC_TEST_"):
+		// GTC_TEST_* and GTC_BENCH_* configure the test and benchmark harnesses, not gtc.
+		case known[name], strings.HasPrefix(name, "GTC_TEST_"), strings.HasPrefix(name, "GTC_BENCH_"):
 		case ignoredNames[name] != "":
 			ignored = append(ignored, name)
 		default:

@@ -169,6 +169,7 @@ func TestIgnoredAndTestNames(t *testing.T) {
 	cleanEnv(t)
 	t.Setenv("GTC_DEMO_MODE", "true")
 	t.Setenv("GTC_TEST_ANYTHING", "1")
+	t.Setenv("GTC_BENCH_MIGRATE_N", "1000")
 	c, err := Load()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"GTC_DEMO_MODE"}, c.Ignored)

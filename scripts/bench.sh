@@ -2,7 +2,8 @@
 # scripts/bench.sh — run the load generator (cmd/gtc-bench) against a freshly built gtc, with
 # Azurite started for the Blob export figures, then the Cosmos DB store benchmarks against the
 # Cosmos DB test server (point read, conditional replace, list pages at 10,000 and 100,000
-# items); both servers are stopped afterwards.
+# items), and the migration of 100,000 legacy documents in SQLite; both servers are stopped
+# afterwards.
 # Usage: scripts/bench.sh [gtc-bench flags...]   (e.g. --suite export --export-items 20000)
 # Environment: GTC_BENCH_COSMOS_SIZES (default 10000,100000); SKIP_COSMOS_BENCH=1 skips them.
 set -euo pipefail
@@ -12,6 +13,8 @@ cd "$root"
 . "$root/scripts/servers.sh"
 go build -o bin/gtc ./cmd/gtc
 go run ./cmd/gtc-bench --gtc bin/gtc --blob-connection-string "$AZURITE_CONNECTION_STRING" "$@"
+echo "gtc migrate: 100,000 legacy documents in SQLite (GTC_BENCH_MIGRATE_N to change)"
+go test -run '^$' -bench MigrateSQLite -benchtime 1x -timeout 30m ./migrate/
 if [ "${SKIP_COSMOS_BENCH:-0}" != 1 ]; then
   echo "Cosmos DB store benchmarks against the test server at $COSMOS_ENDPOINT (a lower bound: see BENCHMARKS.md)"
   GTC_TEST_COSMOS_ENDPOINT="$COSMOS_ENDPOINT" GTC_TEST_COSMOS_FLAVOR="$flavor" \
