@@ -108,9 +108,24 @@ func openBenchStore(b *testing.B, n int, synchronous string) *Store {
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = s.Close() })
 	base := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-	const chunk = 2000
 	start := time.Now()
-	// Two loaders: one encodes its next chunk while the writer stores the other's.
+	loadInChunks(b, n, func(lo, hi int) error {
+		r := rand.New(rand.NewPCG(1, uint64(lo)))
+		items := make([]*gtc.Item, 0, hi-lo)
+		for j := lo; j < hi; j++ {
+			items = append(items, benchItem(r, j, base))
+		}
+		return s.items.createMany(ctx, items)
+	})
+	b.Logf("built %d items in %s", n, time.Since(start).Round(time.Millisecond))
+	return s
+}
+
+// loadInChunks calls store for the ranges [lo, hi) of 2000 that cover [0, n), from two
+// loaders: one builds its next chunk while the writer stores the other's.
+func loadInChunks(b *testing.B, n int, store func(lo, hi int) error) {
+	b.Helper()
+	const chunk = 2000
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
 	for w := range 2 {
@@ -118,12 +133,7 @@ func openBenchStore(b *testing.B, n int, synchronous string) *Store {
 		go func() {
 			defer wg.Done()
 			for i := w * chunk; i < n; i += 2 * chunk {
-				r := rand.New(rand.NewPCG(1, uint64(i)))
-				items := make([]*gtc.Item, 0, chunk)
-				for j := i; j < min(i+chunk, n); j++ {
-					items = append(items, benchItem(r, j, base))
-				}
-				if err := s.items.createMany(ctx, items); err != nil {
+				if err := store(i, min(i+chunk, n)); err != nil {
 					errs <- err
 					return
 				}
@@ -133,8 +143,6 @@ func openBenchStore(b *testing.B, n int, synchronous string) *Store {
 	wg.Wait()
 	close(errs)
 	require.NoError(b, <-errs)
-	b.Logf("built %d items in %s", n, time.Since(start).Round(time.Millisecond))
-	return s
 }
 
 // BenchmarkListQuery is the explorer's list request: dataset + status + one tag, sorted by

@@ -98,30 +98,14 @@ func openLegacyStore(b *testing.B, n int, synchronous string, move bool) *Store 
 	s, err := Open(ctx, Options{Path: filepath.Join(b.TempDir(), "gtc.db"), Synchronous: synchronous})
 	require.NoError(b, err)
 	base := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-	const chunk = 2000
 	start := time.Now()
-	// Two loaders: one encodes its next chunk while the writer stores the other's.
-	var wg sync.WaitGroup
-	errs := make(chan error, 2)
-	for w := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w * chunk; i < n; i += 2 * chunk {
-				docs := make([]map[string]any, 0, chunk)
-				for j := i; j < min(i+chunk, n); j++ {
-					docs = append(docs, legacyBenchDoc(rand.New(rand.NewPCG(3, uint64(j))), j, move, base))
-				}
-				if err := s.InsertRawBatch(ctx, docs); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	require.NoError(b, <-errs)
+	loadInChunks(b, n, func(lo, hi int) error {
+		docs := make([]map[string]any, 0, hi-lo)
+		for j := lo; j < hi; j++ {
+			docs = append(docs, legacyBenchDoc(rand.New(rand.NewPCG(3, uint64(j))), j, move, base))
+		}
+		return s.InsertRawBatch(ctx, docs)
+	})
 	b.Logf("loaded %d legacy documents in %s", n, time.Since(start).Round(time.Millisecond))
 	return s
 }
