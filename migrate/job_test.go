@@ -302,3 +302,31 @@ func (m racingMaint) ReplaceRaw(ctx context.Context, prev gtc.RawDoc, body map[s
 	}
 	return m.Maintenance.ReplaceRaw(ctx, prev, body)
 }
+
+// TestLimitStopsAfterNWritesAndTheNextRunContinues: a canary run writes exactly --limit
+// documents, does not write the marker, and the next run picks up the rest.
+func TestLimitStopsAfterNWritesAndTheNextRunContinues(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openSQLite(t)
+	loadLegacy(t, st, "support", 25)
+	env := testEnv(t)
+	cf := &migrate.CheckpointFile{Path: filepath.Join(t.TempDir(), "cp.json"), Scope: migrate.NewScope(nil, nil, false)}
+
+	canary, err := newJob(st, env, migrate.Options{BatchSize: 10, Limit: 7, Checkpoint: cf}).Run(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 7, canary.Migrated)
+	assert.True(t, canary.Interrupted)
+	assert.False(t, canary.Registry.MarkerWritten)
+	n, err := st.Items().Count(ctx, gtc.Filter{})
+	require.NoError(t, err)
+	assert.Equal(t, 7, n, "exactly --limit documents were written")
+
+	rest, err := newJob(st, env, migrate.Options{BatchSize: 10, Checkpoint: cf}).Run(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, rest.ResumedFrom)
+	assert.Equal(t, 25, rest.Migrated, "the counters carry on: 7 + 18")
+	assert.True(t, rest.Registry.MarkerWritten)
+	n, err = st.Items().Count(ctx, gtc.Filter{})
+	require.NoError(t, err)
+	assert.Equal(t, 25, n)
+}

@@ -49,8 +49,8 @@ func rawDocOf(doc map[string]any) gtc.RawDoc {
 // ConvertForImport is the conversion of gtc migrate convert (export-storage-migration.md
 // §5.2.6): the converted canonical document as an importable v2 record, with its bucket
 // kept when the stored one was canonical and removed otherwise (gtc import then assigns
-// one), and the document's report. A failed document has no record and an Error in the
-// report.
+// one) and without computedTags (import recomputes them), and the document's report. A
+// failed document has no record and an Error in the report.
 func ConvertForImport(doc map[string]any, env Env) (map[string]any, DocReport) {
 	rep := newReport(rawDocOf(doc))
 	res, err := Convert(doc, env)
@@ -63,5 +63,8 @@ func ConvertForImport(doc map[string]any, env Env) (map[string]any, DocReport) {
 	if res.NewKey != nil {
 		delete(rec, "bucket")
 	}
+	// Import recomputes the computed tags and reports a sent computedTags as an ignored
+	// output-only field; leaving it out keeps the import of a conversion free of warnings.
+	delete(rec, "computedTags")
 	return rec, rep
 }

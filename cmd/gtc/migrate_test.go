@@ -169,3 +169,36 @@ func TestMigrateKilledMidRunResumes(t *testing.T) {
 	assert.Equal(t, 0, status.Pending)
 	assert.True(t, status.IndexComplete)
 }
+
+// TestMigrateConvertThenImport is the path from a reference container dump to any store:
+// gtc migrate convert writes importable records (a bad document is reported and left out),
+// and gtc import takes them without warnings.
+func TestMigrateConvertThenImport(t *testing.T) {
+	dir := t.TempDir()
+	bad := legacyFixture(2)
+	bad["toolCalls"] = []any{map[string]any{"name": ""}}
+	dump, err := json.Marshal([]any{legacyFixture(0), legacyFixture(1), bad})
+	require.NoError(t, err)
+	in, out := filepath.Join(dir, "dump.json"), filepath.Join(dir, "items.jsonl")
+	require.NoError(t, os.WriteFile(in, dump, 0o600))
+	e := env(filepath.Join(dir, "data"))
+
+	_, errOut, code := runGTC(t, e, "migrate", "convert", "--in", in, "--out", out)
+	assert.Equal(t, 1, code, errOut)
+	assert.Contains(t, errOut, "document 2 (support/2/gt-00002): INVALID_DOCUMENT: toolCalls[0].name cannot be empty")
+	assert.Contains(t, errOut, "migrate convert: 2 documents converted, 1 failed")
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	require.Len(t, lines, 2)
+	var rec map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &rec))
+	assert.NotContains(t, rec, "bucket", "a numeric bucket is left for import to assign")
+	assert.Equal(t, []any{"custom:long_doc", "source:sme"}, rec["manualTags"])
+
+	stdout, errOut, code := runGTC(t, e, "import", out, "--register-tags", "--json", "--progress", "none")
+	require.Equal(t, 0, code, errOut)
+	sum := decodeSummary(t, stdout)
+	assert.Equal(t, 2.0, sum["imported"])
+	assert.Empty(t, sum["warningCounts"], "a conversion imports without warnings")
+}
