@@ -50,7 +50,7 @@ func runMigrate(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	dryRun := fs.Bool("dry-run", false, "read and convert everything, write nothing; print one line per document that would change")
 	check := fs.Bool("check", false, "like --dry-run but print only the totals; exit 4 when anything would change")
 	batch := fs.Int("batch-size", 100, "documents per read page and write batch (1-1000)")
-	conc := fs.Int("concurrency", 4, "parallel writes within a batch (1-32)")
+	conc := fs.Int("concurrency", 4, "parallel writes within a batch (1-32; Cosmos DB: mind the request units); SQLite hands a whole batch to its single writer")
 	checkpoint := fs.String("checkpoint", "", "checkpoint file (default $GTC_DATA_DIR/migrate-<scope>.checkpoint.json)")
 	restart := fs.Bool("restart", false, "ignore an existing checkpoint and start from the beginning")
 	limit := fs.Int("limit", 0, "stop after this many written documents (a canary run)")
