@@ -50,9 +50,13 @@ func IsStoreError(err error) bool {
 	return false
 }
 
-// ConflictError reports a create of a (datasetName, id) that already exists.
+// ConflictError reports a create of a (datasetName, id) that already exists, or, from
+// Locate, a (datasetName, id) that more than one document holds (data other tools wrote).
 type ConflictError struct {
 	Existing Key
+	// All lists every key holding the (datasetName, id), sorted, when there are several;
+	// nil otherwise.
+	All []Key
 }
 
 func (e *ConflictError) Error() string { return "store: already exists: " + e.Existing.String() }

@@ -95,8 +95,12 @@ func (is *itemStore) Locate(ctx context.Context, datasetName, id string) (gtc.Ke
 		return gtc.Key{DatasetName: datasetName, Bucket: bs[0], ID: id}, nil
 	}
 	slices.Sort(bs) // the same answer every time: the first bucket names the conflict
+	all := make([]gtc.Key, len(bs))
+	for i, b := range bs {
+		all[i] = gtc.Key{DatasetName: datasetName, Bucket: b, ID: id}
+	}
 	return gtc.Key{}, fmt.Errorf("cosmos: locate %s/%s: id stored in buckets %v: %w", datasetName, id, bs,
-		&gtc.ConflictError{Existing: gtc.Key{DatasetName: datasetName, Bucket: bs[0], ID: id}})
+		&gtc.ConflictError{Existing: all[0], All: all})
 }
 
 // Create registers the bucket, checks (datasetName, id) and creates the document (§3.7.5).

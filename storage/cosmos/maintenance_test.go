@@ -154,6 +154,7 @@ func TestDuplicateIDsAreReportedAndLocateNamesBothCopies(t *testing.T) {
 	var ce *gtc.ConflictError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, both[0], ce.Existing)
+	assert.Equal(t, both, ce.All, "the conflict carries both keys")
 	assert.Contains(t, err.Error(), both[1].Bucket, "the message names the other copy too")
 	k, err := st.Items().Locate(ctx, "dup", "y")
 	require.NoError(t, err)
