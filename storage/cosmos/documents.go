@@ -253,11 +253,7 @@ func (ds *tagDefinitionStore) List(ctx context.Context) ([]*gtc.TagDefinition, e
 	}
 	out := []*gtc.TagDefinition{}
 	q := sqlQuery{text: "SELECT * FROM c WHERE c.docType = 'tag-definition'"}
-	err := ds.s.rows(ctx, ds.s.definitions, "list tag definitions", q, func(row []byte) error {
-		var d definitionDoc
-		if err := json.Unmarshal(row, &d); err != nil {
-			return fmt.Errorf("cosmos: list tag definitions: %w: %w", gtc.ErrUnavailable, err)
-		}
+	err := eachRow(ctx, ds.s, ds.s.definitions, "list tag definitions", q, func(d definitionDoc) error {
 		def, err := d.definition()
 		if err != nil {
 			return err
@@ -419,15 +415,7 @@ func (s *Store) deleteAssignments(ctx context.Context, ds string) error {
 		ID string `json:"id"`
 		PK string `json:"pk"`
 	}
-	var recs []rec
-	err := s.rows(ctx, s.assignments, "list assignments", q, func(row []byte) error {
-		var r rec
-		if err := json.Unmarshal(row, &r); err != nil {
-			return fmt.Errorf("cosmos: list assignments: %w: %w", gtc.ErrUnavailable, err)
-		}
-		recs = append(recs, r)
-		return nil
-	})
+	recs, err := collectRows[rec](ctx, s, s.assignments, "list assignments", q)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package cosmos
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -236,15 +235,7 @@ func (is *itemStore) DeleteDataset(ctx context.Context, datasetName string) (gtc
 			ID      string `json:"id"`
 			DocType string `json:"docType"`
 		}
-		var rows []row
-		err := s.rows(ctx, s.gt, "delete dataset", q, func(r []byte) error {
-			var x row
-			if err := json.Unmarshal(r, &x); err != nil {
-				return fmt.Errorf("cosmos: delete dataset: %w: %w", gtc.ErrUnavailable, err)
-			}
-			rows = append(rows, x)
-			return nil
-		})
+		rows, err := collectRows[row](ctx, s, s.gt, "delete dataset", q)
 		if err != nil {
 			return out, err
 		}

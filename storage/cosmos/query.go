@@ -308,6 +308,28 @@ func (s *Store) rows(ctx context.Context, c *azcosmos.ContainerClient, op string
 	return nil
 }
 
+// eachRow runs q like rows and calls fn with every row decoded into a T. A row that does not
+// decode means the service answered something unexpected: ErrUnavailable naming op.
+func eachRow[T any](ctx context.Context, s *Store, c *azcosmos.ContainerClient, op string, q sqlQuery, fn func(T) error) error {
+	return s.rows(ctx, c, op, q, func(row []byte) error {
+		var v T
+		if err := json.Unmarshal(row, &v); err != nil {
+			return fmt.Errorf("cosmos: %s: %w: %w", op, gtc.ErrUnavailable, err)
+		}
+		return fn(v)
+	})
+}
+
+// collectRows is eachRow gathering every row into a slice.
+func collectRows[T any](ctx context.Context, s *Store, c *azcosmos.ContainerClient, op string, q sqlQuery) ([]T, error) {
+	var out []T
+	err := eachRow(ctx, s, c, op, q, func(v T) error {
+		out = append(out, v)
+		return nil
+	})
+	return out, err
+}
+
 // count runs a SELECT VALUE COUNT(1) query and sums the partial counts the gateway returns,
 // one per physical partition range, possibly over several pages (§3.7.3).
 func (s *Store) count(ctx context.Context, c *azcosmos.ContainerClient, op string, q sqlQuery) (int, error) {

@@ -224,11 +224,7 @@ func (r *registry) partitions(ctx context.Context, names []string, prefix string
 	}
 	q := sqlQuery{text: "SELECT c.datasetName, c.buckets FROM c WHERE " + b.where(), params: b.params}
 	var out []partition
-	err := r.s.rows(ctx, r.s.meta, "list registry", q, func(row []byte) error {
-		var e registryEntry
-		if err := json.Unmarshal(row, &e); err != nil {
-			return fmt.Errorf("cosmos: list registry: %w: %w", gtc.ErrUnavailable, err)
-		}
+	err := eachRow(ctx, r.s, r.s.meta, "list registry", q, func(e registryEntry) error {
 		for _, bk := range e.Buckets {
 			out = append(out, partition{Dataset: e.DatasetName, Bucket: bk})
 		}
@@ -442,14 +438,11 @@ func (s *Store) RebuildRegistry(ctx context.Context) error {
 	seen := map[string]map[string]bool{}
 	rows := 0
 	q := sqlQuery{text: "SELECT c.datasetName, c.bucket FROM c WHERE " + visible}
-	err := s.rows(ctx, s.gt, "rebuild registry", q, func(row []byte) error {
-		var p partition
-		if err := json.Unmarshal(row, &struct {
-			D *string `json:"datasetName"`
-			B *string `json:"bucket"`
-		}{&p.Dataset, &p.Bucket}); err != nil {
-			return fmt.Errorf("cosmos: rebuild registry: %w: %w", gtc.ErrUnavailable, err)
-		}
+	type pair struct {
+		Dataset string `json:"datasetName"`
+		Bucket  string `json:"bucket"`
+	}
+	err := eachRow(ctx, s, s.gt, "rebuild registry", q, func(p pair) error {
 		if seen[p.Dataset] == nil {
 			seen[p.Dataset] = map[string]bool{}
 		}
