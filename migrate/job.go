@@ -300,12 +300,7 @@ func (r *runner) itemsPass(ctx context.Context) error {
 			_ = r.saveCheckpoint()
 			return fmt.Errorf("read the documents: %w", err)
 		}
-		docs := page.Docs
-		stopAfter := false
-		if r.o.Limit > 0 && !r.o.DryRun {
-			docs, stopAfter = r.limitBatch(docs)
-		}
-		outcomes := r.processBatch(context.WithoutCancel(ctx), docs)
+		outcomes, stopAfter := r.processBatch(context.WithoutCancel(ctx), page.Docs)
 		fatalErr := r.record(outcomes)
 		if r.job.Hooks.BatchDone != nil {
 			r.job.Hooks.BatchDone()
@@ -336,19 +331,19 @@ func (r *runner) itemsPass(ctx context.Context) error {
 	}
 }
 
-// limitBatch cuts docs so that at most Limit documents are written in this run. The cut is
-// made on the converted result, so documents that need no write do not count.
-func (r *runner) limitBatch(docs []gtc.RawDoc) ([]gtc.RawDoc, bool) {
+// limitBatch cuts a batch's converted outcomes so that at most Limit documents are written
+// in this run; documents that need no write do not count.
+func (r *runner) limitBatch(out []outcome) ([]outcome, bool) {
 	left := r.o.Limit - r.written
-	for i, d := range docs {
+	for i, o := range out {
 		if left <= 0 {
-			return docs[:i], true
+			return out[:i], true
 		}
-		if res, err := Convert(d.Body, r.job.Env); err == nil && (res.Kind != KindNone || d.IndexVersion < gtc.IndexVersion) {
+		if o.report.Action != ActionError && o.report.Action != ActionUnchanged {
 			left--
 		}
 	}
-	return docs, left <= 0
+	return out, left <= 0
 }
 
 // outcome is what happened to one document.
@@ -363,40 +358,54 @@ type outcome struct {
 	body   map[string]any
 }
 
-// processBatch converts and writes the documents with Concurrency workers and returns the
-// outcomes in scan order.
-func (r *runner) processBatch(ctx context.Context, docs []gtc.RawDoc) []outcome {
+// processBatch converts the documents, cuts the batch at --limit, writes what needs writing
+// and returns the outcomes in scan order, and whether the limit stopped the run.
+func (r *runner) processBatch(ctx context.Context, docs []gtc.RawDoc) ([]outcome, bool) {
 	out := make([]outcome, len(docs))
-	work := make(chan int)
-	var wg sync.WaitGroup
+	r.parallel(len(docs), func(i int) { out[i] = r.convertOne(docs[i]) })
+	stop := false
+	if r.o.Limit > 0 && !r.o.DryRun {
+		out, stop = r.limitBatch(out)
+	}
+	r.parallel(len(out), func(i int) { out[i] = r.finish(ctx, docs[i], out[i]) })
+	return out, stop
+}
+
+// parallel calls fn for 0..n-1 with Concurrency workers, or all at once for a store whose
+// single writer commits queued writes together.
+func (r *runner) parallel(n int, fn func(i int)) {
 	workers := r.o.Concurrency
 	if gc, ok := r.job.Store.(gtc.GroupCommitter); ok && gc.GroupsCommits() {
-		workers = len(docs)
+		workers = n
 	}
-	for range min(workers, max(len(docs), 1)) {
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, max(n, 1)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				out[i] = r.processOne(ctx, docs[i])
+				fn(i)
 			}
 		}()
 	}
-	for i := range docs {
+	for i := range n {
 		work <- i
 	}
 	close(work)
 	wg.Wait()
-	return out
 }
 
 // maxAttempts bounds the conversions of one document that loses races (§5.2.3).
 const maxAttempts = 3
 
-func (r *runner) processOne(ctx context.Context, doc gtc.RawDoc) outcome {
-	var o outcome
+// finish writes the document whose conversion is o, when it needs a write. A lost race
+// reads the document again and converts it again (maxAttempts in all).
+func (r *runner) finish(ctx context.Context, doc gtc.RawDoc, o outcome) outcome {
 	for attempt := 1; ; attempt++ {
-		o = r.convertOne(doc)
+		if attempt > 1 {
+			o = r.convertOne(doc)
+		}
 		if o.report.Action == ActionError || o.report.Action == ActionUnchanged || r.o.DryRun {
 			return r.register(ctx, o)
 		}

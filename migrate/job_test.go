@@ -201,15 +201,16 @@ func TestResumeRereadsAtMostOneBatch(t *testing.T) {
 	assert.Equal(t, migrate.PhaseItems, cp.Phase)
 	assert.Equal(t, 4*batch, cp.Counters.Total)
 
-	counting := &countingStore{Store: st}
+	var read atomic.Int64
+	counting := &hookedStore{Store: st, afterScan: func(p gtc.RawPage) { read.Add(int64(len(p.Docs))) }}
 	resumed, err := (&migrate.Job{Store: counting, Env: env, Opts: migrate.Options{BatchSize: batch, Checkpoint: cf}, RunID: "run-2"}).Run(ctx)
 	require.NoError(t, err)
 	require.NotNil(t, resumed.ResumedFrom)
 	assert.Equal(t, "run-1", *resumed.ResumedFrom)
 	assert.Equal(t, n, resumed.Total, "counters carry on")
 	assert.Equal(t, n, resumed.Migrated)
-	t.Logf("the resumed run read %d documents; %d were left", counting.read.Load(), n-4*batch)
-	assert.LessOrEqual(t, int(counting.read.Load()), n-4*batch+batch, "the resumed run re-reads at most one batch")
+	t.Logf("the resumed run read %d documents; %d were left", read.Load(), n-4*batch)
+	assert.LessOrEqual(t, int(read.Load()), n-4*batch+batch, "the resumed run re-reads at most one batch")
 	assert.True(t, resumed.Registry.MarkerWritten)
 	cp, _ = cf.Load()
 	assert.Equal(t, migrate.PhaseDone, cp.Phase)
@@ -241,18 +242,26 @@ func TestConcurrentAPIWriteIsNotLost(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
-	racer := &racingStore{Store: st, target: keys[2], edit: func() {
-		_, err := gtc.Update(ctx, st.Items(), keys[2], func(cur *gtc.Item) (*gtc.Item, error) {
-			cur.Comment = "edited by a curator during the migration"
-			return cur, nil
+	var once sync.Once
+	var raced atomic.Bool
+	racer := &hookedStore{Store: st, beforeReplace: func(prev gtc.RawDoc) {
+		if prev.ID != keys[2].ID {
+			return
+		}
+		once.Do(func() {
+			_, err := gtc.Update(ctx, st.Items(), keys[2], func(cur *gtc.Item) (*gtc.Item, error) {
+				cur.Comment = "edited by a curator during the migration"
+				return cur, nil
+			})
+			require.NoError(t, err)
+			raced.Store(true)
 		})
-		require.NoError(t, err)
 	}}
 	sum, err := newJob(racer, testEnv(t), migrate.Options{}).Run(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, sum.Errors)
 	assert.Equal(t, 5, sum.Total)
-	assert.True(t, racer.raced.Load(), "the API write landed between the job's read and write")
+	assert.True(t, raced.Load(), "the API write landed between the job's read and write")
 	got, err := st.Items().Get(ctx, keys[2])
 	require.NoError(t, err)
 	assert.Equal(t, "edited by a curator during the migration", got.Comment, "the API's change survives")
@@ -261,44 +270,31 @@ func TestConcurrentAPIWriteIsNotLost(t *testing.T) {
 	assert.Equal(t, 0, status.Pending)
 }
 
-// countingStore counts the documents ScanRaw returns.
-type countingStore struct {
+// hookedStore lets a test watch the job's raw reads and step in before its raw writes.
+type hookedStore struct {
 	gtc.Store
-	read atomic.Int64
+	afterScan     func(gtc.RawPage) // optional
+	beforeReplace func(gtc.RawDoc)  // optional
 }
 
-func (c *countingStore) Maintenance() gtc.Maintenance { return countingMaint{c.Store.Maintenance(), c} }
+func (h *hookedStore) Maintenance() gtc.Maintenance { return hookedMaint{h.Store.Maintenance(), h} }
 
-type countingMaint struct {
+type hookedMaint struct {
 	gtc.Maintenance
-	c *countingStore
+	h *hookedStore
 }
 
-func (m countingMaint) ScanRaw(ctx context.Context, ds []string, cursor string, limit int) (gtc.RawPage, error) {
+func (m hookedMaint) ScanRaw(ctx context.Context, ds []string, cursor string, limit int) (gtc.RawPage, error) {
 	p, err := m.Maintenance.ScanRaw(ctx, ds, cursor, limit)
-	m.c.read.Add(int64(len(p.Docs)))
+	if m.h.afterScan != nil {
+		m.h.afterScan(p)
+	}
 	return p, err
 }
 
-// racingStore runs edit once, just before the job's first write of target.
-type racingStore struct {
-	gtc.Store
-	target gtc.Key
-	edit   func()
-	once   sync.Once
-	raced  atomic.Bool
-}
-
-func (r *racingStore) Maintenance() gtc.Maintenance { return racingMaint{r.Store.Maintenance(), r} }
-
-type racingMaint struct {
-	gtc.Maintenance
-	r *racingStore
-}
-
-func (m racingMaint) ReplaceRaw(ctx context.Context, prev gtc.RawDoc, body map[string]any) (gtc.RawDoc, error) {
-	if prev.ID == m.r.target.ID && prev.DatasetName() == m.r.target.DatasetName {
-		m.r.once.Do(func() { m.r.edit(); m.r.raced.Store(true) })
+func (m hookedMaint) ReplaceRaw(ctx context.Context, prev gtc.RawDoc, body map[string]any) (gtc.RawDoc, error) {
+	if m.h.beforeReplace != nil {
+		m.h.beforeReplace(prev)
 	}
 	return m.Maintenance.ReplaceRaw(ctx, prev, body)
 }
