@@ -296,7 +296,7 @@ func readElements(r io.Reader, name, format string, emit func([]byte) error) err
 	case '{':
 		return readObject(br, emit)
 	default:
-		return fmt.Errorf("expected a JSON array, a JSON object or JSON lines; the input starts with %q", first)
+		return badInputError{fmt.Errorf("expected a JSON array, a JSON object or JSON lines; the input starts with %q", first)}
 	}
 }
 
@@ -450,8 +450,14 @@ func syntaxError(dec *json.Decoder, err error) error {
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
-	return fmt.Errorf("invalid JSON near byte %d: %w", dec.InputOffset(), err)
+	return badInputError{fmt.Errorf("invalid JSON near byte %d: %w", dec.InputOffset(), err)}
 }
+
+// badInputError is input that is not the JSON it should be, as opposed to a failed read:
+// the user's file is wrong, not the system.
+type badInputError struct{ error }
+
+func (e badInputError) Unwrap() error { return e.error }
 
 // --- importing -------------------------------------------------------------------------------
 

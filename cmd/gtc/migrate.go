@@ -439,8 +439,8 @@ func runMigrateConvert(ctx context.Context, args []string, stdin io.Reader, stdo
 		return errInterrupted
 	}
 	if err != nil {
-		var se *json.SyntaxError
-		if inputErr != nil || errors.As(err, &se) {
+		var bad badInputError
+		if inputErr != nil || errors.As(err, &bad) {
 			return usageError("migrate convert: --in %s: %v (nothing was written)", *in, err)
 		}
 		return fatal(fmt.Errorf("migrate convert: %w", err))

@@ -72,6 +72,14 @@ func TestMigrateCommand(t *testing.T) {
 	assert.Contains(t, errOut, "--batch-size 0: must be between 1 and 1000")
 	_, _, code = runGTC(t, e, "migrate", "--no-such-flag")
 	assert.Equal(t, 2, code)
+	_, errOut, code = runGTC(t, e, "migrate", "--dry-run", "--check")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--dry-run and --check exclude each other")
+	badMap := filepath.Join(t.TempDir(), "map.json")
+	require.NoError(t, os.WriteFile(badMap, []byte(`{"long_doc": 3}`), 0o600))
+	_, errOut, code = runGTC(t, e, "migrate", "--dry-run", "--tag-map", badMap)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `the value of "long_doc" must be a string or null`)
 
 	out, errOut, code := runGTC(t, e, "migrate", "--check", "--json")
 	assert.Equal(t, 4, code, errOut)
@@ -195,6 +203,13 @@ func TestMigrateConvertThenImport(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &rec))
 	assert.NotContains(t, rec, "bucket", "a numeric bucket is left for import to assign")
 	assert.Equal(t, []any{"custom:long_doc", "source:sme"}, rec["manualTags"])
+
+	broken, brokenOut := filepath.Join(dir, "broken.json"), filepath.Join(dir, "broken.jsonl")
+	require.NoError(t, os.WriteFile(broken, []byte(`[{"id": "a", "datasetName": "support"}, {"id": `), 0o600))
+	_, errOut, code = runGTC(t, e, "migrate", "convert", "--in", broken, "--out", brokenOut)
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, "nothing was written")
+	assert.NoFileExists(t, brokenOut, "a failed conversion leaves no partial file")
 
 	stdout, errOut, code := runGTC(t, e, "import", out, "--register-tags", "--json", "--progress", "none")
 	require.Equal(t, 0, code, errOut)
