@@ -362,11 +362,13 @@ type outcome struct {
 // and returns the outcomes in scan order, and whether the limit stopped the run.
 func (r *runner) processBatch(ctx context.Context, docs []gtc.RawDoc) ([]outcome, bool) {
 	out := make([]outcome, len(docs))
-	r.parallel(len(docs), func(i int) { out[i] = r.convertOne(docs[i]) })
-	stop := false
-	if r.o.Limit > 0 && !r.o.DryRun {
-		out, stop = r.limitBatch(out)
+	if r.o.Limit == 0 || r.o.DryRun {
+		// Each worker converts and writes its document, so conversions overlap the writes.
+		r.parallel(len(docs), func(i int) { out[i] = r.finish(ctx, docs[i], r.convertOne(docs[i])) })
+		return out, false
 	}
+	r.parallel(len(docs), func(i int) { out[i] = r.convertOne(docs[i]) })
+	out, stop := r.limitBatch(out)
 	r.parallel(len(out), func(i int) { out[i] = r.finish(ctx, docs[i], out[i]) })
 	return out, stop
 }
