@@ -140,6 +140,22 @@ type Config struct {
 	SearchFieldTitle   string `split_words:"true" default:"title" desc:"search hit field used as title"`
 	SearchFieldChunk   string `split_words:"true" default:"chunk" desc:"search hit field used as chunk"`
 
+	// Agent tools (agent-tools.md §6).
+	AgentToolsEnabled       Bool     `split_words:"true" default:"true" desc:"serve /v1/agent/tools*"`
+	AgentMcpEnabled         Bool     `split_words:"true" default:"true" desc:"serve the MCP server on /mcp"`
+	AgentMaxItems           int      `split_words:"true" default:"10000" desc:"most items one agent tag operation may change"`
+	AgentPreviewTTL         Duration `split_words:"true" default:"15m" desc:"how long a preview stays executable (at least 1m)"`
+	AgentPreviewCacheSize   int      `split_words:"true" default:"256" desc:"previews kept in memory"`
+	AgentPreviewCacheItems  int      `split_words:"true" default:"200000" desc:"change entries kept across all previews"`
+	AgentPreviewsPerUser    int      `split_words:"true" default:"16" desc:"open previews per caller"`
+	AgentWritesPerSecond    int      `split_words:"true" default:"50" desc:"item writes per second, all agent executions together"`
+	AgentMaxConcurrentOps   int      `split_words:"true" default:"4" desc:"agent executions at once per process"`
+	AgentWriteRetries       int      `split_words:"true" default:"3" desc:"attempts per item on transient store errors"`
+	AgentToolTimeout        Duration `split_words:"true" default:"30s" desc:"deadline of agent reads and previews"`
+	AgentExecWait           Duration `split_words:"true" default:"60s" desc:"how long an execution call waits before answering running"`
+	AgentWriteRoles         CSV      `split_words:"true" desc:"roles allowed to execute agent tag changes (comma-separated); empty: any caller"`
+	AgentAuditRetentionDays int      `split_words:"true" default:"0" desc:"days agent audit entries are kept; 0 keeps them forever"`
+
 	// portSet records whether GTC_PORT was set explicitly (rule 4 of §6.3).
 	portSet bool
 	// authModeSet records whether GTC_AUTH_MODE was set explicitly.
@@ -398,6 +414,41 @@ func (c *Config) Validate() Problems {
 		p = append(p, fmt.Sprintf("GTC_DATA_DIR=%q: %v", c.DataDir, err))
 	}
 	p = append(p, c.validateExport()...)
+	p = append(p, c.validateAgent()...)
+	return p
+}
+
+// validateAgent checks the agent-tool limits (agent-tools.md §6): limits and durations are
+// positive, the preview TTL is at least a minute, and retention is not negative.
+func (c *Config) validateAgent() Problems {
+	var p Problems
+	for _, x := range []struct {
+		name string
+		v    int
+	}{
+		{"GTC_AGENT_MAX_ITEMS", c.AgentMaxItems}, {"GTC_AGENT_PREVIEW_CACHE_SIZE", c.AgentPreviewCacheSize},
+		{"GTC_AGENT_PREVIEW_CACHE_ITEMS", c.AgentPreviewCacheItems}, {"GTC_AGENT_PREVIEWS_PER_USER", c.AgentPreviewsPerUser},
+		{"GTC_AGENT_WRITES_PER_SECOND", c.AgentWritesPerSecond}, {"GTC_AGENT_MAX_CONCURRENT_OPS", c.AgentMaxConcurrentOps},
+		{"GTC_AGENT_WRITE_RETRIES", c.AgentWriteRetries},
+	} {
+		if x.v < 1 {
+			p = append(p, fmt.Sprintf("%s=%d: must be at least 1", x.name, x.v))
+		}
+	}
+	for _, x := range []struct {
+		name string
+		d    Duration
+	}{{"GTC_AGENT_TOOL_TIMEOUT", c.AgentToolTimeout}, {"GTC_AGENT_EXEC_WAIT", c.AgentExecWait}} {
+		if x.d <= 0 {
+			p = append(p, fmt.Sprintf("%s=%s: must be a positive duration", x.name, time.Duration(x.d)))
+		}
+	}
+	if c.AgentPreviewTTL < Duration(time.Minute) {
+		p = append(p, fmt.Sprintf("GTC_AGENT_PREVIEW_TTL=%s: must be at least 1m", time.Duration(c.AgentPreviewTTL)))
+	}
+	if c.AgentAuditRetentionDays < 0 {
+		p = append(p, fmt.Sprintf("GTC_AGENT_AUDIT_RETENTION_DAYS=%d: must be 0 (keep forever) or more", c.AgentAuditRetentionDays))
+	}
 	return p
 }
 

@@ -47,6 +47,10 @@ var specNames = []string{
 	"GTC_EXPORT_TIMEOUT", "GTC_EXPORT_INTERNAL_FIELDS",
 	"GTC_SEARCH_BACKEND", "GTC_AZ_SEARCH_ENDPOINT", "GTC_AZ_SEARCH_INDEX", "GTC_AZ_SEARCH_KEY", "GTC_AZ_SEARCH_API_VERSION",
 	"GTC_SEARCH_FIELD_URL", "GTC_SEARCH_FIELD_TITLE", "GTC_SEARCH_FIELD_CHUNK",
+	"GTC_AGENT_TOOLS_ENABLED", "GTC_AGENT_MCP_ENABLED", "GTC_AGENT_MAX_ITEMS", "GTC_AGENT_PREVIEW_TTL",
+	"GTC_AGENT_PREVIEW_CACHE_SIZE", "GTC_AGENT_PREVIEW_CACHE_ITEMS", "GTC_AGENT_PREVIEWS_PER_USER",
+	"GTC_AGENT_WRITES_PER_SECOND", "GTC_AGENT_MAX_CONCURRENT_OPS", "GTC_AGENT_WRITE_RETRIES",
+	"GTC_AGENT_TOOL_TIMEOUT", "GTC_AGENT_EXEC_WAIT", "GTC_AGENT_WRITE_ROLES", "GTC_AGENT_AUDIT_RETENTION_DAYS",
 }
 
 func TestNamesMatchTheSpec(t *testing.T) {
@@ -492,4 +496,33 @@ func TestTLSVerifyDecode(t *testing.T) {
 	}
 	assert.Equal(t, "/etc/ssl/ca.pem", TLSVerify("/etc/ssl/ca.pem").Path())
 	assert.Empty(t, TLSVerify("false").Path())
+}
+
+func TestAgentLimits(t *testing.T) {
+	t.Run("defaults", func(t *testing.T) {
+		cleanEnv(t)
+		c, err := Load()
+		require.NoError(t, err)
+		assert.Equal(t, 10000, c.AgentMaxItems)
+		assert.Equal(t, 15*time.Minute, c.AgentPreviewTTL.D())
+		assert.Equal(t, 50, c.AgentWritesPerSecond)
+		assert.Equal(t, 60*time.Second, c.AgentExecWait.D())
+		assert.True(t, bool(c.AgentToolsEnabled) && bool(c.AgentMcpEnabled))
+		assert.Empty(t, c.AgentWriteRoles)
+	})
+	for _, tc := range []struct{ name, val, want string }{
+		{"GTC_AGENT_MAX_ITEMS", "0", "GTC_AGENT_MAX_ITEMS=0: must be at least 1"},
+		{"GTC_AGENT_WRITES_PER_SECOND", "-5", "GTC_AGENT_WRITES_PER_SECOND=-5: must be at least 1"},
+		{"GTC_AGENT_PREVIEW_TTL", "30s", "GTC_AGENT_PREVIEW_TTL=30s: must be at least 1m"},
+		{"GTC_AGENT_TOOL_TIMEOUT", "0s", "GTC_AGENT_TOOL_TIMEOUT=0s: must be a positive duration"},
+		{"GTC_AGENT_AUDIT_RETENTION_DAYS", "-1", "GTC_AGENT_AUDIT_RETENTION_DAYS=-1: must be 0 (keep forever) or more"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cleanEnv(t)
+			t.Setenv(tc.name, tc.val)
+			_, err := Load()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
 }
