@@ -79,6 +79,8 @@ type Store interface {
 	Backend() string
 	// Maintenance is raw access to every item document, for gtc migrate (§5.2).
 	Maintenance() Maintenance
+	// AgentOperations is the agent audit log (agent-tools.md §4.6).
+	AgentOperations() AgentOperationStore
 	// Status reports the backend, the index and registry state and the pending-migration
 	// estimate.
 	Status(ctx context.Context) (StoreStatus, error)

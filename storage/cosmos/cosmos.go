@@ -1,6 +1,7 @@
 // Package cosmos is the Azure Cosmos DB store (export-storage-migration.md §3.7): items,
 // curation instructions, the tag store, tag definitions and assignment records in the
-// reference layout, plus a registry of dataset partitions in a meta container. It implements
+// reference layout, plus a registry of dataset partitions in a meta container and the agent
+// audit log (agent-tools.md §4.6) in a container of its own. It implements
 // gtc.Store with azcosmos v1.5.0 and turns every Azure error into a gtc store error at this
 // boundary, so nothing above storage/ sees an Azure type.
 //
@@ -163,6 +164,7 @@ type Store struct {
 	db     *azcosmos.DatabaseClient
 
 	gt, assignments, tags, definitions, meta *azcosmos.ContainerClient
+	agentOps                                 *azcosmos.ContainerClient
 
 	items    *itemStore
 	curation *curationStore
@@ -285,7 +287,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	for _, x := range []struct {
 		dst  **azcosmos.ContainerClient
 		name string
-	}{{&s.gt, c.GroundTruth}, {&s.assignments, c.Assignments}, {&s.tags, c.Tags}, {&s.definitions, c.TagDefinitions}, {&s.meta, c.Meta}} {
+	}{{&s.gt, c.GroundTruth}, {&s.assignments, c.Assignments}, {&s.tags, c.Tags}, {&s.definitions, c.TagDefinitions}, {&s.meta, c.Meta},
+		{&s.agentOps, c.AgentOperations}} {
 		if *x.dst, err = s.db.NewContainer(x.name); err != nil {
 			return nil, fmt.Errorf("cosmos: open: %w: %w", gtc.ErrInvalidArgument, err)
 		}

@@ -99,7 +99,7 @@ func TestSchemaUpgradeFromV1(t *testing.T) {
 	defer s.Close()
 	var v int
 	require.NoError(t, s.rdb.QueryRow("PRAGMA user_version").Scan(&v))
-	assert.Equal(t, 2, v)
+	assert.Equal(t, SchemaVersion, v)
 	got, err := s.Items().Get(ctx, it.Key())
 	require.NoError(t, err)
 	assert.Equal(t, p.stored.ETag, got.ETag)

@@ -17,11 +17,12 @@ import (
 var migrations = []func(ctx context.Context, tx *sql.Tx, env migrationEnv) error{
 	migrateV1,
 	migrateV2,
+	migrateV3,
 }
 
 // SchemaVersion is the schema version this build writes and understands: the number of
 // embedded migrations.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrationEnv is what a migration may draw on besides the transaction.
 type migrationEnv struct {
@@ -150,6 +151,49 @@ CREATE INDEX items_index_behind ON items (index_v) WHERE index_v < 1;
 
 func migrateV2(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
 	_, err := tx.ExecContext(ctx, schemaV2)
+	return err
+}
+
+// schemaV3 adds the agent audit log (agent-tools.md §4.6): one agent_operations row per
+// operation header and one agent_operation_items row per item, keyed by (operation_id, seq).
+// started_at is gtc.FormatStoredTime text: fixed width, so byte order is time order and the
+// newest-first listing walks a descending index from its start. doc is the header's JSON;
+// status and actor are copied out of it because List, Running and DeleteBefore select on
+// them. The tags the arguments name live in agent_operation_tags with a copy of started_at,
+// so a tag filter reads one index range already in listing order instead of parsing every
+// header's JSON. Items and tags go with their header through ON DELETE CASCADE (the
+// connections run with foreign_keys on), so retention deletes only headers. Running
+// operations are few and looked up at every startup: a partial index holds exactly them.
+const schemaV3 = `
+CREATE TABLE agent_operations (
+  operation_id TEXT PRIMARY KEY,
+  started_at   TEXT NOT NULL,              -- gtc.FormatStoredTime
+  status       TEXT NOT NULL,
+  actor        TEXT NOT NULL,
+  doc          TEXT NOT NULL               -- the header as JSON, times in the stored format
+);
+CREATE INDEX agent_operations_started ON agent_operations (started_at DESC, operation_id DESC);
+CREATE INDEX agent_operations_actor   ON agent_operations (actor, started_at DESC, operation_id DESC);
+CREATE INDEX agent_operations_running ON agent_operations (started_at DESC, operation_id DESC) WHERE status = 'running';
+
+CREATE TABLE agent_operation_tags (
+  tag          TEXT NOT NULL,
+  started_at   TEXT NOT NULL,
+  operation_id TEXT NOT NULL REFERENCES agent_operations (operation_id) ON DELETE CASCADE,
+  PRIMARY KEY (tag, started_at, operation_id)
+) WITHOUT ROWID;
+CREATE INDEX agent_operation_tags_operation ON agent_operation_tags (operation_id);
+
+CREATE TABLE agent_operation_items (
+  operation_id TEXT NOT NULL REFERENCES agent_operations (operation_id) ON DELETE CASCADE,
+  seq          INTEGER NOT NULL,           -- position in the operation, from 0 without gaps
+  doc          TEXT NOT NULL,              -- the gtc.AgentOpItem as JSON
+  PRIMARY KEY (operation_id, seq)
+);
+`
+
+func migrateV3(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
+	_, err := tx.ExecContext(ctx, schemaV3)
 	return err
 }
 

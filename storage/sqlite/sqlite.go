@@ -90,6 +90,7 @@ type Store struct {
 	tags        *tagStore
 	definitions *tagDefinitionStore
 	maintenance *maintenance
+	agentOps    *agentOpStore
 }
 
 var _ gtc.Store = (*Store)(nil)
@@ -150,6 +151,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	s.tags = &tagStore{s: s}
 	s.definitions = &tagDefinitionStore{s: s}
 	s.maintenance = &maintenance{s: s}
+	s.agentOps = &agentOpStore{s: s}
 
 	if err := s.openPools(ctx, synchronous, busy, readers); err != nil {
 		return nil, err

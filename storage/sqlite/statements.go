@@ -21,6 +21,8 @@ type statements struct {
 	ping, get, locate, docsByPK, curationGet, maxPK *sql.Stmt
 	storeTags, definitionGet, definitions           *sql.Stmt
 	pending, markerGet                              *sql.Stmt
+	agentOpGet, agentOpExists, agentItems           *sql.Stmt
+	agentRunning                                    *sql.Stmt
 
 	// writer
 	savepoint, release, rollbackTo                *sql.Stmt
@@ -34,6 +36,9 @@ type statements struct {
 	definitionUpdate, definitionDelete            *sql.Stmt
 	rawInsert, rawTake, rawHeld                   *sql.Stmt
 	itemRow, tagsOf, deleteItem, markerPut        *sql.Stmt
+	agentOpInsert, agentTagInsert, agentOpDoc     *sql.Stmt
+	agentOpUpdate, agentItemsEnd, agentItemPut    *sql.Stmt
+	agentOpHeld, agentOpsDelete                   *sql.Stmt
 }
 
 func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
@@ -61,6 +66,11 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	st.definitions = p(rdb, `SELECT `+definitionColumns+` FROM tag_definitions ORDER BY tag_key`)
 	st.pending = p(rdb, pendingSQL)
 	st.markerGet = p(rdb, `SELECT value FROM meta WHERE key = '`+markerKey+`'`)
+	st.agentOpGet = p(rdb, `SELECT doc FROM agent_operations WHERE operation_id = ?`)
+	st.agentOpExists = p(rdb, `SELECT EXISTS (SELECT 1 FROM agent_operations WHERE operation_id = ?)`)
+	st.agentItems = p(rdb, `SELECT doc FROM agent_operation_items WHERE operation_id = ? ORDER BY seq LIMIT ?`)
+	st.agentRunning = p(rdb, `SELECT doc FROM agent_operations WHERE status = 'running'
+  ORDER BY started_at DESC, operation_id DESC`)
 
 	st.savepoint = p(wdb, `SAVEPOINT op`)
 	st.release = p(wdb, `RELEASE op`)
@@ -97,6 +107,16 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	st.deleteItem = p(wdb, `DELETE FROM items WHERE pk = ?`)
 	st.markerPut = p(wdb, `INSERT INTO meta (key, value) VALUES ('`+markerKey+`', ?)
   ON CONFLICT (key) DO UPDATE SET value = excluded.value`)
+	st.agentOpInsert = p(wdb, `INSERT INTO agent_operations (operation_id, started_at, status, actor, doc) VALUES (?, ?, ?, ?, ?)`)
+	st.agentTagInsert = p(wdb, `INSERT OR IGNORE INTO agent_operation_tags (tag, started_at, operation_id) VALUES (?, ?, ?)`)
+	st.agentOpHeld = p(wdb, `SELECT EXISTS (SELECT 1 FROM agent_operations WHERE operation_id = ?)`)
+	st.agentOpDoc = p(wdb, `SELECT doc FROM agent_operations WHERE operation_id = ?`)
+	st.agentOpUpdate = p(wdb, `UPDATE agent_operations SET status = ?, doc = ? WHERE operation_id = ?`)
+	st.agentItemsEnd = p(wdb, `SELECT coalesce(max(seq) + 1, 0) FROM agent_operation_items WHERE operation_id = ?`)
+	st.agentItemPut = p(wdb, `INSERT INTO agent_operation_items (operation_id, seq, doc) VALUES (?, ?, ?)
+  ON CONFLICT (operation_id, seq) DO UPDATE SET doc = excluded.doc`)
+	st.agentOpsDelete = p(wdb, `DELETE FROM agent_operations WHERE operation_id IN (
+  SELECT operation_id FROM agent_operations WHERE started_at < ? AND status <> 'running' LIMIT ?)`)
 	if err != nil {
 		st.close()
 	}

@@ -3,10 +3,9 @@
 // gtc.Store interfaces, so the SQLite and Cosmos DB stores are proven to mean the same
 // thing. A backend supplies a Harness and calls Run from its own tests.
 //
-// Behaviours covered: 1–30, 32–35, 37, 38 and 39 of §4. Behaviour 31 (Cosmos assignment
-// records) and the Cosmos-only part of 38 (documents other tools wrote into unregistered
-// buckets, duplicate ids) are tested in storage/cosmos. Not yet covered, because the
-// contract in the root package does not have it yet: 36 (agent operations).
+// Behaviours covered: 1–30 and 32–39 of §4. Behaviour 31 (Cosmos assignment records) and
+// the Cosmos-only part of 38 (documents other tools wrote into unregistered buckets,
+// duplicate ids) are tested in storage/cosmos.
 package storetest
 
 import (
@@ -91,6 +90,7 @@ func Run(t *testing.T, h Harness) {
 		{"Curation", s.curationTests()},
 		{"Tags", s.tagTests()},
 		{"TagDefinitions", s.tagDefinitionTests()},
+		{"AgentOperations", s.agentOpTests()},
 		{"Health", s.healthTests()},
 		{"Maintenance", s.maintenanceTests()},
 	}
