@@ -43,6 +43,11 @@ const (
 	CodeExportRecordInvalid    = "EXPORT_RECORD_INVALID"
 	CodeStorageError           = "STORAGE_ERROR"
 	CodeExportBusy             = "EXPORT_BUSY"
+	// Agent tool invocation only (api.md §3.11): the body is not JSON, or not an object;
+	// the name is not a tool.
+	CodeMalformedJSON      = "MALFORMED_JSON"
+	CodeToolInputNotObject = "TOOL_INPUT_NOT_OBJECT"
+	CodeUnknownTool        = "UNKNOWN_TOOL"
 )
 
 // Messages that clients and tests match exactly.

@@ -46,6 +46,9 @@ var statusOf = map[string]int{
 	gtc.CodeExportRecordInvalid:    http.StatusBadRequest,
 	gtc.CodeStorageError:           http.StatusInternalServerError,
 	gtc.CodeExportBusy:             http.StatusServiceUnavailable,
+	gtc.CodeMalformedJSON:          http.StatusBadRequest,
+	gtc.CodeToolInputNotObject:     http.StatusBadRequest,
+	gtc.CodeUnknownTool:            http.StatusNotFound,
 }
 
 // errorBody is the JSON of every response with status ≥ 400.

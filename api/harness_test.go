@@ -25,6 +25,7 @@ import (
 
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/api"
+	"github.com/gtc-dev/gtc/api/agent"
 	"github.com/gtc-dev/gtc/api/openapi"
 	"github.com/gtc-dev/gtc/export"
 	"github.com/gtc-dev/gtc/storage/cosmos"
@@ -48,7 +49,9 @@ type harness struct {
 	router routers.Router
 	cur    *gtc.Curator
 	exp    *export.Exporter
-	arts   string // root of the local artifact store
+	arts   string       // root of the local artifact store
+	tools  *agent.Tools // agent tools whose handlers echo their input (echoTools)
+	calls  *agentCalls  // what those handlers saw
 }
 
 func init() {
@@ -110,10 +113,14 @@ func newHarnessWith(t *testing.T, curMod func(*gtc.CuratorDeps), mods ...func(*a
 		Auth:               api.AuthOptions{DevUserID: "anonymous"},
 		Frontend:           api.FrontendConfig{SelfServeLimit: 10},
 		PaginationMinLimit: 1, PaginationMaxLimit: 100, Version: "test-version",
+		AgentToolsEnabled: true, AgentMCPEnabled: true,
 	}
 	for _, m := range mods {
 		m(&opts)
 	}
+	calls := &agentCalls{}
+	tools, err := agent.New(echoTools(calls), agent.Options{Version: "test-version", ResolveCaller: api.CallerResolver(opts.Auth)})
+	require.NoError(t, err)
 	jobs := gtc.NewJobs(clock, 2, time.Hour)
 	t.Cleanup(jobs.Close)
 	arts := t.TempDir()
@@ -124,10 +131,11 @@ func newHarnessWith(t *testing.T, curMod func(*gtc.CuratorDeps), mods ...func(*a
 	exp, err := export.New(export.Config{Items: st.Items(), Artifacts: local, Clock: clock, Processors: pr, Formatters: fr,
 		PageSize: 50, MaxConcurrent: 2, BusyWait: 200 * time.Millisecond, TempDir: filepath.Join(arts, "tmp")})
 	require.NoError(t, err)
-	srv := api.New(api.Deps{Curator: cur, Jobs: jobs, Search: gtc.NewReferenceSearch(st.Items(), 200), Exporter: exp}, opts)
+	srv := api.New(api.Deps{Curator: cur, Jobs: jobs, Search: gtc.NewReferenceSearch(st.Items(), 200), Exporter: exp,
+		Agent: tools}, opts)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	h := &harness{t: t, srv: ts, api: srv, store: st, clock: clock, cur: cur, exp: exp, arts: arts}
+	h := &harness{t: t, srv: ts, api: srv, store: st, clock: clock, cur: cur, exp: exp, arts: arts, tools: tools, calls: calls}
 	h.loadDocument()
 	return h
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"unicode/utf8"
 
@@ -24,6 +25,29 @@ type AuthOptions struct {
 
 const maxUserIDChars = 256
 
+// CallerResolver returns the function that works out the caller of a request from its
+// headers (api.md §1.5): in dev mode X-User-Id (else the configured dev user) and
+// X-User-Roles; in Easy Auth mode the principal headers and the allow-lists, where X-User-Id
+// counts for nothing. A missing principal is UNAUTHENTICATED, a refused one FORBIDDEN, an
+// X-User-Id over 256 characters a 422. The identity middleware and the MCP tool handler
+// (agent.Options.ResolveCaller) both use it, so a tool call over /mcp has the caller the
+// same request would have on /v1.
+func CallerResolver(a AuthOptions) func(http.Header) (gtc.Caller, error) {
+	return func(h http.Header) (gtc.Caller, error) {
+		if !a.EasyAuth {
+			return devCaller(a, h)
+		}
+		p, ok := readPrincipal(h)
+		if !ok {
+			return gtc.Caller{}, &gtc.Error{Code: gtc.CodeUnauthenticated, Message: "Unauthorized"}
+		}
+		if !allowed(a, p) {
+			return gtc.Caller{}, &gtc.Error{Code: gtc.CodeForbidden, Message: "Forbidden"}
+		}
+		return gtc.Caller{UserID: p.userID(), Roles: p.roles}, nil
+	}
+}
+
 // identity resolves the caller and stores it in the request context. /healthz and /readyz
 // are always anonymous; in Easy Auth mode so are the configured extra paths.
 func (s *Server) identity(next echo.HandlerFunc) echo.HandlerFunc {
@@ -33,27 +57,15 @@ func (s *Server) identity(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 	return func(c echo.Context) error {
 		r := c.Request()
-		var caller gtc.Caller
-		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
-			// Probes are anonymous in every mode; no header can make them fail.
-			caller = gtc.Caller{UserID: "anonymous"}
-		} else if !s.opts.Auth.EasyAuth {
+		caller := gtc.Caller{UserID: "anonymous"}
+		// Probes are anonymous in every mode; no header can make them fail. Easy Auth's
+		// anonymous paths too; dev mode still reads X-User-Id there.
+		probe := r.URL.Path == "/healthz" || r.URL.Path == "/readyz"
+		if !probe && (!s.opts.Auth.EasyAuth || !anon[r.URL.Path]) {
 			var err error
-			caller, err = s.devCaller(c)
-			if err != nil {
+			if caller, err = s.resolveCaller(r.Header); err != nil {
 				return err
 			}
-		} else if !anon[r.URL.Path] {
-			p, ok := readPrincipal(r.Header)
-			if !ok {
-				return &gtc.Error{Code: gtc.CodeUnauthenticated, Message: "Unauthorized"}
-			}
-			if !s.allowed(p) {
-				return &gtc.Error{Code: gtc.CodeForbidden, Message: "Forbidden"}
-			}
-			caller = gtc.Caller{UserID: p.userID(), Roles: p.roles}
-		} else {
-			caller = gtc.Caller{UserID: "anonymous"}
 		}
 		c.Set(ctxUser, caller.UserID)
 		c.SetRequest(r.WithContext(gtc.WithCaller(r.Context(), caller)))
@@ -61,16 +73,15 @@ func (s *Server) identity(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (s *Server) devCaller(c echo.Context) (gtc.Caller, error) {
-	h := c.Request().Header
+func devCaller(a AuthOptions, h http.Header) (gtc.Caller, error) {
 	id := strings.TrimSpace(h.Get("X-User-Id"))
 	if utf8.RuneCountInString(id) > maxUserIDChars {
 		return gtc.Caller{}, gtc.ValidationError([]gtc.FieldError{{Field: "header.X-User-Id", Message: "must be at most 256 characters"}})
 	}
 	if id == "" {
-		id = s.opts.Auth.DevUserID
+		id = a.DevUserID
 	}
-	roles := s.opts.Auth.DevUserRoles
+	roles := a.DevUserRoles
 	if vals, ok := h["X-User-Roles"]; ok {
 		roles = nil
 		for _, v := range vals {
@@ -208,8 +219,7 @@ func decodeBase64(s string) ([]byte, bool) {
 
 // allowed applies the allow-lists: with neither set every principal passes; otherwise the
 // object id or the e-mail domain (text after the last @, exact, case-insensitive) must match.
-func (s *Server) allowed(p principal) bool {
-	a := s.opts.Auth
+func allowed(a AuthOptions, p principal) bool {
 	if len(a.AllowedEmailDomains) == 0 && len(a.AllowedObjectIDs) == 0 {
 		return true
 	}

@@ -61,6 +61,8 @@ func (s *Server) routes() {
 	add(http.MethodGet, p+"/datasets/:datasetName/curation-instructions", s.handleGetCuration)
 	add(http.MethodPut, p+"/datasets/:datasetName/curation-instructions", s.handlePutCuration)
 	add(http.MethodDelete, p+"/datasets/:datasetName", s.handleDeleteDataset)
+
+	s.agentRoutes()
 }
 
 // Routes returns every served operation (method and echo path), for the document check.

@@ -21,6 +21,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/api/agent"
 	"github.com/gtc-dev/gtc/api/openapi"
 	"github.com/gtc-dev/gtc/export"
 )
@@ -46,19 +47,27 @@ type Options struct {
 	// ExportTimeout is the deadline of an export request or an export file download
 	// (GTC_EXPORT_TIMEOUT); they do not run under RequestTimeout.
 	ExportTimeout time.Duration
+	// AgentToolsEnabled serves GET/POST {prefix}/agent/tools* (GTC_AGENT_TOOLS_ENABLED) and
+	// AgentMCPEnabled the MCP server on /mcp (GTC_AGENT_MCP_ENABLED), when Deps.Agent is
+	// set. Otherwise those paths are unknown routes (404).
+	AgentToolsEnabled bool
+	AgentMCPEnabled   bool
 }
 
 // Server is the HTTP API. Build it with New and serve Handler().
 type Server struct {
-	opts     Options
-	cur      *gtc.Curator
-	jobs     *gtc.Jobs
-	search   gtc.SearchProvider
-	exp      *export.Exporter
-	long     map[string]bool // routes that run under ExportTimeout
-	log      *slog.Logger
-	e        *echo.Echo
-	draining atomic.Bool
+	opts   Options
+	cur    *gtc.Curator
+	jobs   *gtc.Jobs
+	search gtc.SearchProvider
+	exp    *export.Exporter
+	agent  *agent.Tools
+	long   map[string]bool // routes that run under ExportTimeout
+	// resolveCaller works out the caller from request headers (CallerResolver).
+	resolveCaller func(http.Header) (gtc.Caller, error)
+	log           *slog.Logger
+	e             *echo.Echo
+	draining      atomic.Bool
 
 	docOnce     sync.Once
 	docJSON     []byte
@@ -73,7 +82,10 @@ type Deps struct {
 	Search  gtc.SearchProvider // reference search; nil answers no results
 	// Exporter runs exports and reads stored snapshots; nil answers the export routes 503.
 	Exporter *export.Exporter
-	Log      *slog.Logger // nil discards
+	// Agent is the agent tool registry; nil serves neither the tool routes nor /mcp. Build
+	// it with agent.Options.ResolveCaller = CallerResolver(Options.Auth).
+	Agent *agent.Tools
+	Log   *slog.Logger // nil discards
 }
 
 // New builds the server and its routes.
@@ -103,7 +115,8 @@ func New(d Deps, opts Options) *Server {
 	if d.Search == nil {
 		d.Search = gtc.NoSearch{}
 	}
-	s := &Server{opts: opts, cur: cur, jobs: d.Jobs, search: d.Search, exp: d.Exporter, log: log}
+	s := &Server{opts: opts, cur: cur, jobs: d.Jobs, search: d.Search, exp: d.Exporter, agent: d.Agent, log: log,
+		resolveCaller: CallerResolver(opts.Auth)}
 	s.long = s.exportRoutes()
 	e := echo.New()
 	e.HideBanner = true

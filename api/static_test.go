@@ -189,12 +189,16 @@ func TestStaticNeverServesReservedPaths(t *testing.T) {
 	// Unknown paths under the prefix are the API's 404, never a file and never the index.
 	for _, p := range []string{
 		"/v1/static-only.js", "/v1/unknown", "/v1/nope/a/b", "/v1", "/v1/",
-		"/readyz/x.js", "/healthz/extra", "/mcp", "/mcp/session",
+		"/readyz/x.js", "/healthz/extra", "/mcp/session",
 		"/foo/../v1/static-only.js", "/v1/../index.html",
 	} {
 		res := staticGet(h, http.MethodGet, p)
 		requireRouteNotFound(t, res, p)
 	}
+	// /mcp is the MCP server, which takes POST only (agent-tools.md §3.4).
+	res = staticGet(h, http.MethodGet, "/mcp")
+	assert.Equal(t, http.StatusMethodNotAllowed, res.Status, "%s", res.Body)
+	assert.Equal(t, "METHOD_NOT_ALLOWED", res.Object(t)["code"])
 	// /docs and /swagger redirect to the API docs (api.md §3.2.2); whatever they answer,
 	// it is not the directory's file nor the index.
 	for _, p := range []string{"/docs", "/docs/index.html", "/swagger"} {

@@ -29,11 +29,17 @@ func Document(prefix, version string) *Doc {
 	for name, s := range exportSchemas() {
 		schemas[name] = s.set("title", name)
 	}
+	for name, s := range agentSchemas() {
+		schemas[name] = s.set("title", name)
+	}
 	pathItems := schema{}
 	for path, item := range paths(prefix) {
 		pathItems[path] = item
 	}
 	for path, item := range exportPaths(prefix) {
+		pathItems[path] = item
+	}
+	for path, item := range agentPaths(prefix) {
 		pathItems[path] = item
 	}
 	root := schema{
@@ -56,6 +62,7 @@ func Document(prefix, version string) *Doc {
 			{"name": "datasets", "description": "Datasets and their curation instructions."},
 			{"name": "search", "description": "Reference search."},
 			{"name": "exports", "description": "Exports of items as downloads, streams or snapshots in export storage, and the stored snapshots."},
+			{"name": "agent", "description": "The LLM tool endpoint: tool definitions and invocation (the MCP server on /mcp is not part of this document)."},
 		},
 		"paths": pathItems,
 		"components": schema{

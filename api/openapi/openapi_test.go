@@ -84,6 +84,8 @@ func TestPaths(t *testing.T) {
 				prefix + "/exports":                                            {"GET"},
 				prefix + "/exports/{snapshotId}":                               {"GET"},
 				prefix + "/exports/{snapshotId}/files/{name}":                  {"GET"},
+				prefix + "/agent/tools":                                        {"GET"},
+				prefix + "/agent/tools/{name}":                                 {"POST"},
 			}
 			d := openapi.Document(prefix, "dev")
 			assert.Equal(t, want, d.Paths())
@@ -460,6 +462,14 @@ func TestInlineResponseSchemas(t *testing.T) {
 		{"/v1/search", "GET", 200, exampleSearch, true},
 		{"/v1/search", "GET", 400, `{"detail":"q is required","status":400,"code":"INVALID_QUERY"}`, true},
 		{"/v1/search", "GET", 502, `{"detail":"Search backend error: timeout","status":502,"code":"SEARCH_BACKEND_ERROR"}`, true},
+		{"/v1/agent/tools/{name}", "POST", 200, `{"content":"2 datasets","data":{"totals":{}},"isError":false}`, true},
+		{"/v1/agent/tools/{name}", "POST", 200, `{"content":"Invalid input","data":{"error":{"code":"INVALID_INPUT","message":"Invalid input"}},"isError":true}`, true},
+		{"/v1/agent/tools/{name}", "POST", 200, `{"content":"x","isError":false}`, false},
+		{"/v1/agent/tools/{name}", "POST", 404, `{"detail":"Unknown tool 'x'","status":404,"code":"UNKNOWN_TOOL"}`, true},
+		{"/v1/agent/tools", "GET", 200, `{"format":"anthropic","toolsetVersion":"0123456789ab","instructions":"i","tools":[{"name":"get_item","description":"d","input_schema":{"type":"object"}}]}`, true},
+		{"/v1/agent/tools", "GET", 200, `{"format":"openai","toolsetVersion":"0123456789ab","instructions":"i","tools":[{"type":"function","function":{"name":"get_item","description":"d","parameters":{"type":"object"}}}]}`, true},
+		{"/v1/agent/tools", "GET", 200, `{"format":"mcp","toolsetVersion":"0123456789ab","instructions":"i","tools":[{"name":"get_item","title":"t","description":"d","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}`, true},
+		{"/v1/agent/tools", "GET", 200, `{"format":"xml","toolsetVersion":"0123456789ab","instructions":"i","tools":[]}`, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
@@ -529,6 +539,8 @@ func TestOperations(t *testing.T) {
 		{"GET", "/v1/exports", []int{200}, append(slices.Clone(store), 400), false},
 		{"GET", "/v1/exports/{snapshotId}", []int{200}, append(slices.Clone(store), 404), false},
 		{"GET", "/v1/exports/{snapshotId}/files/{name}", []int{200}, append(slices.Clone(store), 404), false},
+		{"GET", "/v1/agent/tools", []int{200}, auth, false},
+		{"POST", "/v1/agent/tools/{name}", []int{200}, append(slices.Clone(auth), 400, 404), false},
 	}
 	declaredTags := map[string]bool{}
 	for _, tag := range loaded.Tags {

@@ -1,0 +1,173 @@
+// Package agent is the transport of the agent tool endpoint (agent-tools.md §3): the seven
+// tool definitions and their listing, the input checks every tool shares, dispatch to the
+// tool handlers, and the MCP server. What a tool does is the handler's business (package
+// tagging); this package only makes sure a handler sees a checked input and its caller.
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/tagging"
+)
+
+// Handler runs one tool. args holds the checked input with defaults applied, as Go values:
+// string, bool, int and []string; an absent optional key without a default is absent. A
+// handler answers every outcome, errors included, with an envelope.
+type Handler func(ctx context.Context, call tagging.ToolCall, args map[string]any) tagging.ToolResult
+
+// Options configure the tools.
+type Options struct {
+	// Version is the binary version the MCP server reports.
+	Version string
+	// ResolveCaller works out the caller of an MCP call from its HTTP headers, exactly as
+	// the identity middleware of the HTTP API does (api.CallerResolver). Required.
+	ResolveCaller func(http.Header) (gtc.Caller, error)
+	// Log receives the faults of handlers; nil discards.
+	Log *slog.Logger
+}
+
+// Tools is the tool registry: one instance feeds the listing, HTTP invocation and MCP.
+type Tools struct {
+	defs    []*tool
+	byName  map[string]*tool
+	opts    Options
+	log     *slog.Logger
+	version string
+	server  *mcp.Server
+}
+
+// definition is what the spec fixes about a tool.
+type definition struct {
+	Name, Title, Description, Schema string
+	// Writes marks the two tools that change items (destructiveHint); the others are
+	// read-only (readOnlyHint).
+	Writes bool
+}
+
+// tool is a definition bound to its handler and its parsed schema.
+type tool struct {
+	definition
+	handler Handler
+	check   *checker
+	mcp     *mcp.Tool
+}
+
+// Names returns the tool names in the fixed listing order.
+func Names() []string {
+	out := make([]string, len(definitions))
+	for i, d := range definitions {
+		out[i] = d.Name
+	}
+	return out
+}
+
+// New binds a handler to each of the seven tools. Every tool needs a handler and every
+// handler a tool.
+func New(handlers map[string]Handler, opts Options) (*Tools, error) {
+	if opts.ResolveCaller == nil {
+		return nil, errors.New("agent: Options.ResolveCaller is required")
+	}
+	t := &Tools{byName: map[string]*tool{}, opts: opts, log: opts.Log}
+	if t.log == nil {
+		t.log = slog.New(slog.DiscardHandler)
+	}
+	var missing []string
+	for _, d := range definitions {
+		h := handlers[d.Name]
+		if h == nil {
+			missing = append(missing, d.Name)
+			continue
+		}
+		c, err := newChecker(d.Name, d.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("agent: schema of %s: %w", d.Name, err)
+		}
+		tl := &tool{definition: d, handler: h, check: c}
+		t.defs = append(t.defs, tl)
+		t.byName[d.Name] = tl
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("agent: no handler for %s", strings.Join(missing, ", "))
+	}
+	for name := range handlers {
+		if t.byName[name] == nil {
+			return nil, fmt.Errorf("agent: handler for unknown tool %q", name)
+		}
+	}
+	v, err := toolsetVersion()
+	if err != nil {
+		return nil, err
+	}
+	t.version = v
+	t.buildMCP()
+	return t, nil
+}
+
+// Has reports whether name is a tool.
+func (t *Tools) Has(name string) bool { return t.byName[name] != nil }
+
+// ToolsetVersion is the first 12 hex digits of the SHA-256 of the canonical definitions.
+func (t *Tools) ToolsetVersion() string { return t.version }
+
+// Invoke runs tool name on a raw JSON input (nil or empty = {}). known is false, and the
+// result empty, when name is not a tool. Input that is not a JSON object, fails the schema
+// or breaks a per-operation rule is an INVALID_INPUT envelope; the handler does not run. A
+// handler that panics gives an INTERNAL envelope with the id of the log line.
+func (t *Tools) Invoke(ctx context.Context, call tagging.ToolCall, name string, input []byte) (res tagging.ToolResult, known bool) {
+	tl := t.byName[name]
+	if tl == nil {
+		return tagging.ToolResult{}, false
+	}
+	raw, err := DecodeInput(input)
+	if err != nil {
+		return tagging.ToolFailure(tagging.CodeInvalidInput, "Invalid input: "+err.Error()+".",
+			map[string]any{"fields": []tagging.FieldProblem{{Field: "body", Message: err.Error()}}}), true
+	}
+	args, fail := tl.check.check(raw)
+	if fail != nil {
+		return *fail, true
+	}
+	return t.run(ctx, tl, call, args), true
+}
+
+// run calls the handler and turns a panic into an INTERNAL envelope: the handler may have
+// been anywhere in a write, so the text sends the model to the audit log before a retry.
+func (t *Tools) run(ctx context.Context, tl *tool, call tagging.ToolCall, args map[string]any) (res tagging.ToolResult) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			id := newErrorID()
+			t.log.ErrorContext(ctx, "agent tool panic", "error_id", id, "tool", tl.Name, "user", call.Caller.UserID,
+				"via", call.Via, "panic", fmt.Sprint(rec), "stack", string(debug.Stack()))
+			msg := "Internal error (error id " + id + "); the server log has the details. " +
+				"Check list_tag_operations before retrying a change."
+			res = tagging.ToolFailure(tagging.CodeInternal, msg, map[string]any{"errorId": id})
+		}
+	}()
+	return tl.handler(ctx, call, args)
+}
+
+func newErrorID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "err_" + hex.EncodeToString(b[:])
+}
+
+// CutUserAgent keeps the first 200 characters of a User-Agent header, as the audit log
+// records it (agent-tools.md §3.5).
+func CutUserAgent(ua string) string {
+	if r := []rune(ua); len(r) > 200 {
+		return string(r[:200])
+	}
+	return ua
+}
