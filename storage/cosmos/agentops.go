@@ -51,29 +51,15 @@ var _ gtc.AgentOperationStore = (*agentOpStore)(nil)
 // AgentOperations returns the agent audit log (agent-tools.md §4.6).
 func (s *Store) AgentOperations() gtc.AgentOperationStore { return &agentOpStore{s: s} }
 
-// agentOpDoc is a header document: the fields of gtc.AgentOperation with its times in the
-// stored format (fixed width, so string order is time order in queries).
+// agentOpDoc is a header document: the stored form every store shares (gtc.AgentOpRecord,
+// whose fixed-width times make string order time order in queries) with the keys of this
+// container. The embedded fields serialize in place, so the document keeps its key order.
 type agentOpDoc struct {
-	ID                string              `json:"id"`
-	DocType           string              `json:"docType"`
-	OperationID       string              `json:"operationId"`
-	Kind              string              `json:"kind"`
-	Actor             string              `json:"actor"`
-	Via               string              `json:"via"`
-	Args              json.RawMessage     `json:"args"`
-	Tags              []string            `json:"tags"`
-	UserAgent         string              `json:"userAgent"`
-	PreviewID         string              `json:"previewId"`
-	PreviewedAt       string              `json:"previewedAt"`
-	StartedAt         string              `json:"startedAt"`
-	FinishedAt        *string             `json:"finishedAt"`
-	Status            string              `json:"status"`
-	Counts            gtc.AgentOpCounts   `json:"counts"`
-	ExcludedAtPreview gtc.AgentOpExcluded `json:"excludedAtPreview"`
-	UndoOf            *string             `json:"undoOf"`
-	UndoneBy          *string             `json:"undoneBy"`
-	WID               string              `json:"wid"`
-	ETag              string              `json:"_etag,omitempty"`
+	ID      string `json:"id"`
+	DocType string `json:"docType"`
+	gtc.AgentOpRecord
+	WID  string `json:"wid"`
+	ETag string `json:"_etag,omitempty"`
 }
 
 // agentItemsDoc is one page of an operation's items.
@@ -100,91 +86,25 @@ func checkOpID(op, id string) error {
 	return nil
 }
 
-// storedTimeString is t in the stored format, refused with ErrInvalidArgument when it does
-// not read back (a year outside 0001–9999).
-func storedTimeString(op, name string, t time.Time) (string, error) {
-	s := gtc.FormatStoredTime(t)
-	if _, err := gtc.ParseTime(s); err != nil {
-		return "", fmt.Errorf("cosmos: %s: %w: %s %s: %w", op, gtc.ErrInvalidArgument, name, t, err)
-	}
-	return s, nil
-}
-
-func finishedAtString(op string, t *time.Time) (*string, error) {
-	if t == nil {
-		return nil, nil
-	}
-	s, err := storedTimeString(op, "finishedAt", *t)
-	if err != nil {
-		return nil, err
-	}
-	return &s, nil
-}
-
 // encodeAgentOp checks o and turns it into its header document.
 func encodeAgentOp(op string, o *gtc.AgentOperation) (*agentOpDoc, error) {
-	if o == nil {
-		return nil, fmt.Errorf("cosmos: %s: %w: nil operation", op, gtc.ErrInvalidArgument)
+	r, err := gtc.NewAgentOpRecord(o)
+	if err != nil {
+		return nil, fmt.Errorf("cosmos: %s: %w", op, err)
 	}
-	if err := checkOpID(op, o.OperationID); err != nil {
+	if err := checkOpID(op, r.OperationID); err != nil {
 		return nil, err
 	}
-	if len(o.Args) > 0 && !json.Valid(o.Args) {
-		return nil, fmt.Errorf("cosmos: %s %s: %w: args are not valid JSON", op, o.OperationID, gtc.ErrInvalidArgument)
-	}
-	d := &agentOpDoc{
-		ID: o.OperationID, DocType: docTypeAgentOp, OperationID: o.OperationID,
-		Kind: o.Kind, Actor: o.Actor, Via: o.Via, Args: o.Args, Tags: o.Tags,
-		UserAgent: o.UserAgent, PreviewID: o.PreviewID, Status: o.Status,
-		Counts: o.Counts, ExcludedAtPreview: o.ExcludedAtPreview,
-		UndoOf: clonePtr(o.UndoOf), UndoneBy: clonePtr(o.UndoneBy),
-	}
-	var err error
-	if d.PreviewedAt, err = storedTimeString(op, "previewedAt", o.PreviewedAt); err != nil {
-		return nil, err
-	}
-	if d.StartedAt, err = storedTimeString(op, "startedAt", o.StartedAt); err != nil {
-		return nil, err
-	}
-	if d.FinishedAt, err = finishedAtString(op, o.FinishedAt); err != nil {
-		return nil, err
-	}
-	return d, nil
+	return &agentOpDoc{ID: r.OperationID, DocType: docTypeAgentOp, AgentOpRecord: *r}, nil
 }
 
 // operation reads a header document back into its gtc form.
 func (d *agentOpDoc) operation() (*gtc.AgentOperation, error) {
-	o := &gtc.AgentOperation{
-		OperationID: d.OperationID, Kind: d.Kind, Actor: d.Actor, Via: d.Via, Args: d.Args,
-		Tags: d.Tags, UserAgent: d.UserAgent, PreviewID: d.PreviewID, Status: d.Status,
-		Counts: d.Counts, ExcludedAtPreview: d.ExcludedAtPreview, UndoOf: d.UndoOf, UndoneBy: d.UndoneBy,
-	}
-	// A nil Args is stored as JSON null; it reads back as nil, not as the bytes "null".
-	if string(o.Args) == "null" {
-		o.Args = nil
-	}
-	var err error
-	if o.PreviewedAt, err = gtc.ParseTime(d.PreviewedAt); err == nil {
-		o.StartedAt, err = gtc.ParseTime(d.StartedAt)
-	}
-	if err == nil && d.FinishedAt != nil {
-		var t time.Time
-		if t, err = gtc.ParseTime(*d.FinishedAt); err == nil {
-			o.FinishedAt = &t
-		}
-	}
+	o, err := d.Operation()
 	if err != nil {
-		return nil, fmt.Errorf("cosmos: stored agent operation %s unreadable: %w: %w", d.OperationID, gtc.ErrUnavailable, err)
+		return nil, fmt.Errorf("cosmos: %w", err)
 	}
 	return o, nil
-}
-
-func clonePtr[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
 }
 
 // readHeader reads the header of id; ErrNotFound when there is none. It reads by query, so a
@@ -278,10 +198,10 @@ func (as *agentOpStore) Get(ctx context.Context, id string) (*gtc.AgentOperation
 	return d.operation()
 }
 
-// change applies fn to the header of id with the read → conditional write → retry loop of
-// §3.7.6, so an Update and a SetUndoneBy racing on one header cannot undo each other. fn
-// returning errSkipWrite ends the call successfully without a write.
-func (as *agentOpStore) change(ctx context.Context, op, id string, fn func(d *agentOpDoc) error) error {
+// change applies c to the header of id with the read → conditional write → retry loop of
+// §3.7.6, so an Update and a SetUndoneBy racing on one header cannot undo each other. A c
+// that changes nothing (the same undo again) ends the call successfully without a write.
+func (as *agentOpStore) change(ctx context.Context, op, id string, c *gtc.AgentOpChange) error {
 	if as.s.closed.Load() {
 		return errClosed(op)
 	}
@@ -290,11 +210,12 @@ func (as *agentOpStore) change(ctx context.Context, op, id string, fn func(d *ag
 		if err != nil {
 			return err
 		}
-		if err := fn(d); err != nil {
-			if errors.Is(err, errSkipWrite) {
-				return nil
-			}
-			return err
+		changed, err := d.Apply(c)
+		if err != nil {
+			return fmt.Errorf("cosmos: %s %s: %w", op, id, err)
+		}
+		if !changed {
+			return nil
 		}
 		etag := d.ETag
 		d.ETag, d.WID = "", as.s.newWID()
@@ -311,26 +232,17 @@ func (as *agentOpStore) change(ctx context.Context, op, id string, fn func(d *ag
 	})
 }
 
-// errSkipWrite tells change that the header already is as asked.
-var errSkipWrite = errors.New("cosmos: nothing to write")
-
 // Update stores o's Status, Counts and FinishedAt; nothing else changes.
 func (as *agentOpStore) Update(ctx context.Context, o *gtc.AgentOperation) error {
 	const op = "update agent operation"
-	if o == nil {
-		return fmt.Errorf("cosmos: %s: %w: nil operation", op, gtc.ErrInvalidArgument)
+	c, err := gtc.NewAgentOpUpdate(o)
+	if err != nil {
+		return fmt.Errorf("cosmos: %s: %w", op, err)
 	}
 	if err := checkOpID(op, o.OperationID); err != nil {
 		return err
 	}
-	finished, err := finishedAtString(op, o.FinishedAt)
-	if err != nil {
-		return err
-	}
-	return as.change(ctx, op, o.OperationID, func(d *agentOpDoc) error {
-		d.Status, d.Counts, d.FinishedAt = o.Status, o.Counts, finished
-		return nil
-	})
+	return as.change(ctx, op, o.OperationID, c)
 }
 
 // SetUndoneBy records the undo of id, conditional on the header's ETag, so of two undos
@@ -342,19 +254,11 @@ func (as *agentOpStore) SetUndoneBy(ctx context.Context, id, undoID string) erro
 	if err := checkOpID(op, id); err != nil {
 		return err
 	}
-	if undoID == "" {
-		return fmt.Errorf("cosmos: %s %s: %w: empty undo id", op, id, gtc.ErrInvalidArgument)
+	c, err := gtc.NewAgentOpUndo(undoID)
+	if err != nil {
+		return fmt.Errorf("cosmos: %s %s: %w", op, id, err)
 	}
-	return as.change(ctx, op, id, func(d *agentOpDoc) error {
-		if d.UndoneBy != nil {
-			if *d.UndoneBy == undoID {
-				return errSkipWrite
-			}
-			return fmt.Errorf("cosmos: %s %s: %w: already undone by %s", op, id, gtc.ErrConflict, *d.UndoneBy)
-		}
-		d.UndoneBy = &undoID
-		return nil
-	})
+	return as.change(ctx, op, id, c)
 }
 
 // agentDocHead is what PutItems needs to know of every document of an operation.
@@ -629,15 +533,9 @@ func (as *agentOpStore) Running(ctx context.Context) ([]*gtc.AgentOperation, err
 // leaves pages behind without a header.
 func (as *agentOpStore) DeleteBefore(ctx context.Context, t time.Time) (int, error) {
 	const op = "delete agent operations"
-	// Stored times are whole microseconds: a t between two of them is rounded up, so every
-	// operation that started before t, and no other, compares below the bound.
-	t = t.UTC()
-	if tr := t.Truncate(time.Microsecond); !tr.Equal(t) {
-		t = tr.Add(time.Microsecond)
-	}
-	bound, err := storedTimeString(op, "time", t)
+	bound, err := gtc.AgentOpStartedBefore(t)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("cosmos: %s: %w", op, err)
 	}
 	if as.s.closed.Load() {
 		return 0, errClosed(op)

@@ -29,98 +29,26 @@ func (s *Store) AgentOperations() gtc.AgentOperationStore { return s.agentOps }
 // delete a year of the log in a single transaction.
 const agentDeleteBatch = 50
 
-// agentOpDoc is the stored JSON of a header: the fields of gtc.AgentOperation with its times
-// in the stored format (microseconds, UTC), as every other stored document has them.
-type agentOpDoc struct {
-	OperationID       string              `json:"operationId"`
-	Kind              string              `json:"kind"`
-	Actor             string              `json:"actor"`
-	Via               string              `json:"via"`
-	Args              json.RawMessage     `json:"args"`
-	Tags              []string            `json:"tags"`
-	UserAgent         string              `json:"userAgent"`
-	PreviewID         string              `json:"previewId"`
-	PreviewedAt       string              `json:"previewedAt"`
-	StartedAt         string              `json:"startedAt"`
-	FinishedAt        *string             `json:"finishedAt"`
-	Status            string              `json:"status"`
-	Counts            gtc.AgentOpCounts   `json:"counts"`
-	ExcludedAtPreview gtc.AgentOpExcluded `json:"excludedAtPreview"`
-	UndoOf            *string             `json:"undoOf"`
-	UndoneBy          *string             `json:"undoneBy"`
-}
-
-// encodeAgentOp checks op and turns it into its stored form.
-func encodeAgentOp(op string, o *gtc.AgentOperation) (*agentOpDoc, error) {
-	if o == nil {
-		return nil, fmt.Errorf("sqlite: %s: %w: nil operation", op, gtc.ErrInvalidArgument)
-	}
-	if o.OperationID == "" {
-		return nil, fmt.Errorf("sqlite: %s: %w: empty operation id", op, gtc.ErrInvalidArgument)
-	}
-	if len(o.Args) > 0 && !json.Valid(o.Args) {
-		return nil, fmt.Errorf("sqlite: %s %s: %w: args are not valid JSON", op, o.OperationID, gtc.ErrInvalidArgument)
-	}
-	d := &agentOpDoc{
-		OperationID: o.OperationID, Kind: o.Kind, Actor: o.Actor, Via: o.Via, Args: o.Args,
-		Tags: o.Tags, UserAgent: o.UserAgent, PreviewID: o.PreviewID, Status: o.Status,
-		Counts: o.Counts, ExcludedAtPreview: o.ExcludedAtPreview,
-		UndoOf: clonePtr(o.UndoOf), UndoneBy: clonePtr(o.UndoneBy),
-	}
-	var err error
-	if d.PreviewedAt, _, err = storedTime(op, "previewedAt", o.PreviewedAt); err != nil {
-		return nil, err
-	}
-	if d.StartedAt, _, err = storedTime(op, "startedAt", o.StartedAt); err != nil {
-		return nil, err
-	}
-	if err := d.setFinishedAt(op, o.FinishedAt); err != nil {
-		return nil, err
-	}
-	return d, nil
-}
-
-func (d *agentOpDoc) setFinishedAt(op string, t *time.Time) error {
-	d.FinishedAt = nil
-	if t == nil {
-		return nil
-	}
-	s, _, err := storedTime(op, "finishedAt", *t)
+// encodeAgentOp checks o and turns it into its stored form (gtc.AgentOpRecord, as the Cosmos
+// DB store keeps it too).
+func encodeAgentOp(op string, o *gtc.AgentOperation) (*gtc.AgentOpRecord, error) {
+	r, err := gtc.NewAgentOpRecord(o)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("sqlite: %s: %w", op, err)
 	}
-	d.FinishedAt = &s
-	return nil
+	return r, nil
 }
 
 // decodeAgentOp reads a stored header. A row that does not decode is a damaged database,
 // nothing the caller can fix: ErrUnavailable.
 func decodeAgentOp(raw []byte) (*gtc.AgentOperation, error) {
-	var d agentOpDoc
-	if err := json.Unmarshal(raw, &d); err != nil {
+	var r gtc.AgentOpRecord
+	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, fmt.Errorf("sqlite: stored agent operation unreadable: %w: %w", gtc.ErrUnavailable, err)
 	}
-	o := &gtc.AgentOperation{
-		OperationID: d.OperationID, Kind: d.Kind, Actor: d.Actor, Via: d.Via, Args: d.Args,
-		Tags: d.Tags, UserAgent: d.UserAgent, PreviewID: d.PreviewID, Status: d.Status,
-		Counts: d.Counts, ExcludedAtPreview: d.ExcludedAtPreview, UndoOf: d.UndoOf, UndoneBy: d.UndoneBy,
-	}
-	// A nil Args is stored as JSON null; it reads back as nil, not as the bytes "null".
-	if string(o.Args) == "null" {
-		o.Args = nil
-	}
-	var err error
-	if o.PreviewedAt, err = gtc.ParseTime(d.PreviewedAt); err == nil {
-		o.StartedAt, err = gtc.ParseTime(d.StartedAt)
-	}
-	if err == nil && d.FinishedAt != nil {
-		var t time.Time
-		if t, err = gtc.ParseTime(*d.FinishedAt); err == nil {
-			o.FinishedAt = &t
-		}
-	}
+	o, err := r.Operation()
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: stored agent operation %s unreadable: %w: %w", d.OperationID, gtc.ErrUnavailable, err)
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	return o, nil
 }
@@ -178,8 +106,9 @@ func (as *agentOpStore) Get(ctx context.Context, id string) (*gtc.AgentOperation
 	return decodeAgentOp(doc)
 }
 
-// change reads the stored header of id inside the write, lets fn change it and stores it.
-func (as *agentOpStore) change(ctx context.Context, op, id string, fn func(d *agentOpDoc) error) error {
+// change reads the stored header of id inside the write, applies c and stores it; a c that
+// changes nothing (the same undo again) writes nothing.
+func (as *agentOpStore) change(ctx context.Context, op, id string, c *gtc.AgentOpChange) error {
 	st := &as.s.stmts
 	return as.s.write(ctx, op, func(w *wtx) error {
 		var raw []byte
@@ -190,18 +119,22 @@ func (as *agentOpStore) change(ctx context.Context, op, id string, fn func(d *ag
 		if err != nil {
 			return wrapErr(op, err)
 		}
-		var d agentOpDoc
-		if err := json.Unmarshal(raw, &d); err != nil {
+		var r gtc.AgentOpRecord
+		if err := json.Unmarshal(raw, &r); err != nil {
 			return fmt.Errorf("sqlite: stored agent operation %s unreadable: %w: %w", id, gtc.ErrUnavailable, err)
 		}
-		if err := fn(&d); err != nil {
-			return err
+		changed, err := r.Apply(c)
+		if err != nil {
+			return fmt.Errorf("sqlite: %s %s: %w", op, id, err)
 		}
-		doc, err := json.Marshal(&d)
+		if !changed {
+			return nil
+		}
+		doc, err := json.Marshal(&r)
 		if err != nil {
 			return fmt.Errorf("sqlite: %s %s: %w: %w", op, id, gtc.ErrInvalidArgument, err)
 		}
-		if _, err := w.stmt(st.agentOpUpdate).Exec(d.Status, string(doc), id); err != nil {
+		if _, err := w.stmt(st.agentOpUpdate).Exec(r.Status, string(doc), id); err != nil {
 			return wrapErr(op, err)
 		}
 		return nil
@@ -211,21 +144,12 @@ func (as *agentOpStore) change(ctx context.Context, op, id string, fn func(d *ag
 // Update stores o's Status, Counts and FinishedAt; nothing else changes.
 func (as *agentOpStore) Update(ctx context.Context, o *gtc.AgentOperation) error {
 	const op = "update agent operation"
-	if o == nil {
-		return fmt.Errorf("sqlite: %s: %w: nil operation", op, gtc.ErrInvalidArgument)
-	}
-	if err := requireOpID(op, o.OperationID); err != nil {
-		return err
-	}
 	// Checked before the write, so a bad time stores nothing.
-	var probe agentOpDoc
-	if err := probe.setFinishedAt(op, o.FinishedAt); err != nil {
-		return err
+	c, err := gtc.NewAgentOpUpdate(o)
+	if err != nil {
+		return fmt.Errorf("sqlite: %s: %w", op, err)
 	}
-	return as.change(ctx, op, o.OperationID, func(d *agentOpDoc) error {
-		d.Status, d.Counts, d.FinishedAt = o.Status, o.Counts, probe.FinishedAt
-		return nil
-	})
+	return as.change(ctx, op, o.OperationID, c)
 }
 
 // SetUndoneBy records the undo of id. Recording the same undo again succeeds, so a caller
@@ -236,19 +160,11 @@ func (as *agentOpStore) SetUndoneBy(ctx context.Context, id, undoID string) erro
 	if err := requireOpID(op, id); err != nil {
 		return err
 	}
-	if undoID == "" {
-		return fmt.Errorf("sqlite: %s %s: %w: empty undo id", op, id, gtc.ErrInvalidArgument)
+	c, err := gtc.NewAgentOpUndo(undoID)
+	if err != nil {
+		return fmt.Errorf("sqlite: %s %s: %w", op, id, err)
 	}
-	return as.change(ctx, op, id, func(d *agentOpDoc) error {
-		if d.UndoneBy != nil {
-			if *d.UndoneBy == undoID {
-				return nil
-			}
-			return fmt.Errorf("sqlite: %s %s: %w: already undone by %s", op, id, gtc.ErrConflict, *d.UndoneBy)
-		}
-		d.UndoneBy = &undoID
-		return nil
-	})
+	return as.change(ctx, op, id, c)
 }
 
 // PutItems stores items at positions first, first+1, … in one write, so a chunk of journaled
@@ -462,9 +378,9 @@ func (as *agentOpStore) Running(ctx context.Context) ([]*gtc.AgentOperation, err
 // log shorter but consistent, and the next run deletes the rest.
 func (as *agentOpStore) DeleteBefore(ctx context.Context, t time.Time) (int, error) {
 	const op = "delete agent operations"
-	bound, err := storedBound(op, t)
+	bound, err := gtc.AgentOpStartedBefore(t)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("sqlite: %s: %w", op, err)
 	}
 	total := 0
 	for {
@@ -485,16 +401,4 @@ func (as *agentOpStore) DeleteBefore(ctx context.Context, t time.Time) (int, err
 			return total, nil
 		}
 	}
-}
-
-// storedBound is t as a stored time to compare with "<": stored times are whole
-// microseconds, so a t between two of them is rounded up, and every operation that started
-// before t, and no other, compares below it.
-func storedBound(op string, t time.Time) (string, error) {
-	t = t.UTC()
-	if tr := t.Truncate(time.Microsecond); !tr.Equal(t) {
-		t = tr.Add(time.Microsecond)
-	}
-	s, _, err := storedTime(op, "time", t)
-	return s, err
 }
