@@ -97,38 +97,18 @@ type Bulk struct {
 // NewBulk returns the bulk tag operations service.
 func NewBulk(d BulkDeps, o BulkOptions) *Bulk {
 	def := DefaultBulkOptions()
-	if o.MaxItems <= 0 {
-		o.MaxItems = def.MaxItems
+	for _, x := range []struct{ v, def *int }{{&o.MaxItems, &def.MaxItems}, {&o.CacheSize, &def.CacheSize},
+		{&o.CacheItems, &def.CacheItems}, {&o.PerUser, &def.PerUser}, {&o.WritesPerSecond, &def.WritesPerSecond},
+		{&o.MaxConcurrentOps, &def.MaxConcurrentOps}, {&o.WriteRetries, &def.WriteRetries}} {
+		if *x.v <= 0 {
+			*x.v = *x.def
+		}
 	}
-	if o.PreviewTTL <= 0 {
-		o.PreviewTTL = def.PreviewTTL
-	}
-	if o.CacheSize <= 0 {
-		o.CacheSize = def.CacheSize
-	}
-	if o.CacheItems <= 0 {
-		o.CacheItems = def.CacheItems
-	}
-	if o.PerUser <= 0 {
-		o.PerUser = def.PerUser
-	}
-	if o.WritesPerSecond <= 0 {
-		o.WritesPerSecond = def.WritesPerSecond
-	}
-	if o.MaxConcurrentOps <= 0 {
-		o.MaxConcurrentOps = def.MaxConcurrentOps
-	}
-	if o.WriteRetries <= 0 {
-		o.WriteRetries = def.WriteRetries
-	}
-	if o.ToolTimeout <= 0 {
-		o.ToolTimeout = def.ToolTimeout
-	}
-	if o.ExecWait <= 0 {
-		o.ExecWait = def.ExecWait
-	}
-	if o.ShutdownGrace <= 0 {
-		o.ShutdownGrace = def.ShutdownGrace
+	for _, x := range []struct{ v, def *time.Duration }{{&o.PreviewTTL, &def.PreviewTTL}, {&o.ToolTimeout, &def.ToolTimeout},
+		{&o.ExecWait, &def.ExecWait}, {&o.ShutdownGrace, &def.ShutdownGrace}} {
+		if *x.v <= 0 {
+			*x.v = *x.def
+		}
 	}
 	if d.Clock == nil {
 		d.Clock = gtc.SystemClock{}
@@ -344,25 +324,14 @@ func (b *Bulk) planFailure(ctx context.Context, err error) ToolResult {
 	return b.readFailure(ctx, "work out the preview", err)
 }
 
-// readFailure answers a read or preview that failed: TIMEOUT past the tool deadline,
-// INTERNAL otherwise. Nothing was changed in either case.
+// readFailure answers a read or preview that failed (TIMEOUT or INTERNAL); nothing changed.
 func (b *Bulk) readFailure(ctx context.Context, what string, err error) ToolResult {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return ToolFailure(CodeTimeout, "Timed out after "+b.opts.ToolTimeout.String()+" while trying to "+what+"; nothing changed. Narrow the request (dataset, status, tags) and try again.", nil)
-	}
-	return b.internal(ctx, what, err, false)
+	return readFault(ctx, b.log, b.opts.ToolTimeout, what, err)
 }
 
-// internal logs an unexpected fault under an error id and answers INTERNAL, saying whether
-// anything changed.
+// internal answers an unexpected fault, saying whether anything changed.
 func (b *Bulk) internal(ctx context.Context, what string, err error, changed bool) ToolResult {
-	id := strings.ToLower(b.newID("err_"))
-	b.log.ErrorContext(ctx, "agent tool failed", "error_id", id, "doing", what, "err", err)
-	msg := "Internal error while trying to " + what + " (error id " + id + "); nothing changed."
-	if changed {
-		msg = "Internal error while trying to " + what + " (error id " + id + "); some items may have changed, list_tag_operations shows which."
-	}
-	return ToolFailure(CodeInternal, msg, map[string]any{"errorId": id})
+	return internalFault(ctx, b.log, what, err, changed)
 }
 
 func isNotFound(err error) bool { return errors.Is(err, gtc.ErrNotFound) }
@@ -390,7 +359,7 @@ func (b *Bulk) ListTagOperations(ctx context.Context, call ToolCall, args map[st
 		f.Actor = call.Caller.UserID
 	}
 	if t := argString(args, "tag"); t != "" {
-		n, err := b.normalizeFilterTag(t)
+		n, err := normalizeFilterTag(t)
 		if err != nil {
 			return ToolFailure(CodeInvalidTag, err.Error(), map[string]any{"fields": []FieldProblem{{Field: "tag", Message: err.Error()}}})
 		}

@@ -114,45 +114,6 @@ func (a opArgs) scope() string {
 	return strings.Join(parts, ", ")
 }
 
-// argString, argStrings and argBool read validated tool arguments.
-func argString(args map[string]any, k string) string {
-	s, _ := args[k].(string)
-	return strings.TrimSpace(s)
-}
-
-func argStrings(args map[string]any, k string) []string {
-	switch v := args[k].(type) {
-	case []string:
-		return v
-	case []any:
-		out := make([]string, 0, len(v))
-		for _, x := range v {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
-}
-
-func argBool(args map[string]any, k string, def bool) bool {
-	if b, ok := args[k].(bool); ok {
-		return b
-	}
-	return def
-}
-
-func argInt(args map[string]any, k string, def int) int {
-	switch v := args[k].(type) {
-	case int:
-		return v
-	case float64:
-		return int(v)
-	}
-	return def
-}
-
 // tagRole says how an argument tag is used, which decides the computed-tag refusal (§4.1).
 type tagRole int
 
@@ -185,20 +146,6 @@ func (b *Bulk) checkArgTag(field, raw string, role tagRole, known map[string]boo
 	return t, nil
 }
 
-// normalizeFilterTag normalizes a filter tag; a dynamic computed tag (dataset:<name>) keeps
-// the case of its value, as the plugin writes it.
-func (b *Bulk) normalizeFilterTag(raw string) (string, error) {
-	group, value, ok := strings.Cut(strings.TrimSpace(raw), ":")
-	if ok {
-		for _, p := range b.reg.DynamicPrefixes() {
-			if strings.ToLower(strings.TrimSpace(group))+":" == p && strings.TrimSpace(value) != "" {
-				return p + strings.TrimSpace(value), nil
-			}
-		}
-	}
-	return Normalize(raw)
-}
-
 // parseManageArgs turns manage_tags arguments into canonical ones, or the refusal.
 func (b *Bulk) parseManageArgs(args map[string]any, known map[string]bool) (opArgs, *ToolResult) {
 	a := opArgs{Tool: ToolManageTags, Operation: argString(args, "operation"), Dataset: argString(args, "dataset")}
@@ -210,13 +157,8 @@ func (b *Bulk) parseManageArgs(args map[string]any, known map[string]bool) (opAr
 		if a.Tag, bad = b.checkArgTag("tag", argString(args, "tag"), roleAdd, known); bad != nil {
 			return a, bad
 		}
-		for _, raw := range argStrings(args, "tags") {
-			t, err := b.normalizeFilterTag(raw)
-			if err != nil {
-				r := ToolFailure(CodeInvalidTag, err.Error(), map[string]any{"fields": []FieldProblem{{Field: "tags", Message: err.Error()}}})
-				return a, &r
-			}
-			a.Tags = append(a.Tags, t)
+		if a.Tags, bad = filterTags(args, "tags"); bad != nil {
+			return a, bad
 		}
 		slices.Sort(a.Tags)
 		a.Tags = slices.Compact(a.Tags)

@@ -17,6 +17,8 @@ const (
 	journalChunk = 100
 	// outageFailures consecutive failed items abort a run as a store outage (§4.5).
 	outageFailures = 20
+	// execWriters is how many item writes of one execution run at once.
+	execWriters = 16
 )
 
 // execution is one running operation.
@@ -29,6 +31,50 @@ type execution struct {
 	mu        sync.Mutex
 	processed int
 	counts    gtc.AgentOpCounts
+	failures  int    // failed items in a row
+	outcome   string // completed while the walk goes on; failed or interrupted stop it
+}
+
+// stopped reports whether the walk must stop.
+func (e *execution) stopped() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.outcome != gtc.AgentOpCompleted
+}
+
+// stop ends the walk with outcome, unless it already ended.
+func (e *execution) stop(outcome string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.outcome == gtc.AgentOpCompleted {
+		e.outcome = outcome
+	}
+}
+
+// record stores the result of item i and counts failures in a row.
+func (e *execution) record(i int, res, reason string, it *gtc.Item) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	en := &e.entries[i]
+	en.Result = res
+	if reason != "" {
+		en.Reason = &reason
+	}
+	if it != nil {
+		etag := it.ETag
+		en.ETagAfter = &etag
+		en.ManualTagsAfter = slices.Clone(it.ManualTags)
+	}
+	e.processed++
+	bump(&e.counts, res)
+	if res == gtc.AgentItemFailed {
+		e.failures++
+	} else {
+		e.failures = 0
+	}
+	if e.failures >= outageFailures && e.outcome == gtc.AgentOpCompleted {
+		e.outcome = gtc.AgentOpFailed
+	}
 }
 
 func (e *execution) snapshot() (gtc.AgentOperation, int) {
@@ -102,7 +148,7 @@ func (b *Bulk) execute(ctx context.Context, call ToolCall, a opArgs) ToolResult 
 		op.UndoOf = &a.OperationID
 		op.Tags = p.target.Tags
 	}
-	ex := &execution{op: op, plan: p, done: make(chan struct{})}
+	ex := &execution{op: op, plan: p, done: make(chan struct{}), outcome: gtc.AgentOpCompleted}
 	b.running[opID] = ex
 	b.byCaller[op.Actor] = opID
 	for _, t := range b.lockTags(a) {
@@ -180,65 +226,33 @@ func (b *Bulk) run(ex *execution) {
 		ex.entries[i] = gtc.AgentOpItem{DatasetName: c.key.DatasetName, Bucket: c.key.Bucket, ID: c.key.ID, Result: gtc.AgentItemPending,
 			ETagBefore: c.etag, ManualTagsBefore: c.before, PlannedTags: c.after}
 	}
-	outcome := gtc.AgentOpCompleted
-	failures := 0
 	next := 0 // first item not yet walked
-walk:
-	for next < len(changes) {
+	for next < len(changes) && ex.outcome == gtc.AgentOpCompleted {
 		end := min(next+journalChunk, len(changes))
 		if err := b.audit.PutItems(store, ex.op.OperationID, next, ex.entries[next:end]); err != nil {
 			b.log.Error("agent operation: journaling failed", "operation_id", ex.op.OperationID, "err", err)
-			outcome = gtc.AgentOpFailed
+			ex.outcome = gtc.AgentOpFailed
 			break
 		}
-		for i := next; i < end; i++ {
-			if err := b.limiter.wait(ctx); err != nil {
-				outcome = gtc.AgentOpInterrupted
-				b.finishChunk(store, ex, next, i)
-				next = i
-				break walk
-			}
-			e := &ex.entries[i]
-			res, reason, it := b.writeItem(ctx, changes[i])
-			e.Result = res
-			if reason != "" {
-				e.Reason = &reason
-			}
-			if it != nil {
-				etag := it.ETag
-				e.ETagAfter = &etag
-				e.ManualTagsAfter = slices.Clone(it.ManualTags)
-			}
-			ex.mu.Lock()
-			ex.processed++
-			bump(&ex.counts, res)
-			ex.mu.Unlock()
-			if res == gtc.AgentItemFailed {
-				failures++
-			} else {
-				failures = 0
-			}
-			if failures >= outageFailures {
-				outcome = gtc.AgentOpFailed
-				b.finishChunk(store, ex, next, i+1)
-				next = i + 1
-				break walk
-			}
-		}
+		b.writeChunk(ctx, ex, next, end)
 		b.finishChunk(store, ex, next, end)
 		next = end
 	}
 	// What the run did not reach is logged as not attempted, so the entry lists every
 	// previewed item.
-	for i := next; i < len(ex.entries); i++ {
+	first := -1
+	ex.mu.Lock()
+	for i := range ex.entries {
 		if ex.entries[i].Result == gtc.AgentItemPending {
+			if first < 0 {
+				first = i / journalChunk * journalChunk
+			}
 			ex.entries[i].Result = gtc.AgentItemNotAttempted
-			ex.mu.Lock()
 			ex.counts.NotAttempted++
-			ex.mu.Unlock()
 		}
 	}
-	for i := next; i < len(ex.entries); i += journalChunk {
+	ex.mu.Unlock()
+	for i := first; i >= 0 && i < len(ex.entries); i += journalChunk {
 		end := min(i+journalChunk, len(ex.entries))
 		if err := b.audit.PutItems(store, ex.op.OperationID, i, ex.entries[i:end]); err != nil {
 			b.log.Error("agent operation: logging not attempted items failed", "operation_id", ex.op.OperationID, "err", err)
@@ -247,6 +261,7 @@ walk:
 	}
 	ex.mu.Lock()
 	ex.counts.Planned = len(changes)
+	outcome := ex.outcome
 	if outcome == gtc.AgentOpCompleted && ex.counts.Applied != len(changes) {
 		outcome = gtc.AgentOpPartial
 	}
@@ -262,6 +277,37 @@ walk:
 		"not_attempted", ex.counts.NotAttempted)
 	b.release(ex, nil, false)
 	close(ex.done)
+}
+
+// writeChunk writes items [from, to) with up to execWriters at once, so a store that
+// commits concurrent writes together (SQLite's single writer, Cosmos DB's parallel
+// requests) is kept busy. The rate limit applies to every write. A shutdown, or twenty
+// failures in a row (a store outage), stops the walk: items not started stay pending.
+func (b *Bulk) writeChunk(ctx context.Context, ex *execution, from, to int) {
+	idx := make(chan int)
+	var wg sync.WaitGroup
+	for range min(execWriters, to-from) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range idx {
+				if ex.stopped() {
+					continue
+				}
+				if err := b.limiter.wait(ctx); err != nil {
+					ex.stop(gtc.AgentOpInterrupted)
+					continue
+				}
+				res, reason, it := b.writeItem(ctx, ex.plan.changes[i])
+				ex.record(i, res, reason, it)
+			}
+		}()
+	}
+	for i := from; i < to; i++ {
+		idx <- i
+	}
+	close(idx)
+	wg.Wait()
 }
 
 // finishChunk journals the results of items [from, to); items of the chunk not walked stay

@@ -221,7 +221,7 @@ func newBulkEnv(t *testing.T, opts BulkOptions) *bulkEnv {
 	if opts.WritesPerSecond == 0 {
 		opts.WritesPerSecond = 1_000_000
 	}
-	e.bulk = NewBulk(BulkDeps{Items: st.Items(), Saver: e.saver, Audit: e.audit, Pipeline: pipe, Clock: clock,
+	e.bulk = NewBulk(BulkDeps{Items: readOnlyItems{st.Items()}, Saver: e.saver, Audit: e.audit, Pipeline: pipe, Clock: clock,
 		Known: func(context.Context) ([]string, error) { return e.known, nil },
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			e.sleepMu.Lock()
@@ -286,4 +286,18 @@ func errCode(r ToolResult) string {
 	return c
 }
 
-var _ = errors.New
+// readOnlyItems is the item store the bulk service reads through: any write fails the
+// test, so every tool write provably goes through the tag save path (the Saver).
+type readOnlyItems struct{ gtc.ItemStore }
+
+var errWriteBypass = errors.New("a tool wrote around the tag save path")
+
+func (readOnlyItems) Create(context.Context, *gtc.Item) (*gtc.Item, error) {
+	return nil, errWriteBypass
+}
+func (readOnlyItems) Replace(context.Context, *gtc.Item, *gtc.Item) (*gtc.Item, error) {
+	return nil, errWriteBypass
+}
+func (readOnlyItems) DeleteDataset(context.Context, string) (gtc.DatasetDeletion, error) {
+	return gtc.DatasetDeletion{}, errWriteBypass
+}

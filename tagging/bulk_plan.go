@@ -51,24 +51,6 @@ func cmpKey(a, b gtc.Key) int {
 	return cmp.Or(strings.Compare(a.DatasetName, b.DatasetName), strings.Compare(a.ID, b.ID))
 }
 
-// checkDataset answers UNKNOWN_DATASET for a dataset no item has.
-func checkDataset(ctx context.Context, items gtc.ItemStore, name string) (*ToolResult, error) {
-	if name == "" {
-		return nil, nil
-	}
-	names, err := items.Datasets(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if slices.Contains(names, name) {
-		return nil, nil
-	}
-	known := names[:min(len(names), 20)]
-	r := ToolFailure(CodeUnknownDataset, fmt.Sprintf("Unknown dataset '%s'. Known datasets: %s.", name, strings.Join(known, ", ")),
-		map[string]any{"knownDatasets": known})
-	return &r, nil
-}
-
 // planManage finds the candidates of a manage_tags call and classifies each (§4.2).
 func (b *Bulk) planManage(ctx context.Context, a opArgs) (*plan, error) {
 	p := &plan{args: a, byDataset: map[string]int{}}
@@ -93,7 +75,10 @@ func (b *Bulk) planManage(ctx context.Context, a opArgs) (*plan, error) {
 		has = a.TagFrom
 		f.AllTags = []string{a.TagFrom}
 	}
-	for it, err := range b.items.QueryAll(ctx, gtc.Query{Filter: f, Sort: gtc.SortID, Limit: gtc.MaxQueryLimit}) {
+	// The walk's order does not matter (the plan is sorted below); updatedAt is the order the
+	// SQLite store serves fastest with a tag filter (350 ms for 10,000 of 100,000 items, where
+	// id order takes 4 s).
+	for it, err := range b.items.QueryAll(ctx, gtc.Query{Filter: f, Sort: gtc.SortUpdatedAt, Limit: gtc.MaxQueryLimit}) {
 		if err != nil {
 			return nil, err
 		}
@@ -174,17 +159,6 @@ func (b *Bulk) finishPlan(p *plan) {
 	for _, c := range p.changes {
 		p.byDataset[c.key.DatasetName]++
 	}
-}
-
-// conversationContains reports whether some history msg contains kw (already lower case),
-// case-insensitively: find_and_tag matches the conversation only (§4.2).
-func conversationContains(it *gtc.Item, kw string) bool {
-	for _, h := range it.History {
-		if strings.Contains(strings.ToLower(h.Msg), kw) {
-			return true
-		}
-	}
-	return false
 }
 
 func without(tags []string, t string) []string {

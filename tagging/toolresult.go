@@ -85,6 +85,15 @@ func (t *Text) Line(format string, args ...any) {
 	t.b.WriteString(line)
 }
 
+// Room is how many more bytes a line may have and still fit; 0 once a line was dropped.
+// Callers that close a list with their own "… and N more" line check it before each line.
+func (t *Text) Room() int {
+	if t.dropped > 0 {
+		return 0
+	}
+	return max(0, toolContentTruncatedAt-t.b.Len()-1) // as Line counts: one byte for the newline
+}
+
 // String returns the text, closed by the count of lines that did not fit.
 func (t *Text) String() string {
 	if t.dropped == 0 {

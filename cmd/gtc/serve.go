@@ -54,7 +54,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 
-	srv := api.New(api.Deps{Curator: a.curator, Jobs: jobs, Search: search, Exporter: exp, Log: log}, serverOptions(cfg))
+	tools, bulk, err := a.agentTools(ctx)
+	if err != nil {
+		return err
+	}
+	rctx, stopRetention := context.WithCancel(ctx)
+	defer stopRetention()
+	go a.retainAgentOperations(rctx, bulk)
+
+	srv := api.New(api.Deps{Curator: a.curator, Jobs: jobs, Search: search, Exporter: exp, Agent: tools, Log: log}, serverOptions(cfg))
 	if err := srv.EnableStatic(api.StaticOptions{Dir: cfg.FrontendDir, Index: cfg.FrontendIndex, CacheSeconds: cfg.FrontendCacheSeconds}); err != nil {
 		return fatal(err)
 	}
@@ -90,6 +98,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Error("server error", "err", err)
 	}
+	// Agent executions get their grace to finish; what is left is logged as not attempted.
+	bulk.Close(sctx)
 	// Jobs still running are abandoned, as a restart would (api.md §3.5).
 	jobs.Close()
 	return nil
@@ -118,6 +128,8 @@ func serverOptions(cfg *config.Config) api.Options {
 		PaginationMaxLimit: cfg.PaginationMaxLimit,
 		Version:            version,
 		ExportTimeout:      cfg.ExportTimeout.D(),
+		AgentToolsEnabled:  bool(cfg.AgentToolsEnabled),
+		AgentMCPEnabled:    bool(cfg.AgentMcpEnabled),
 	}
 }
 

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/gtc-dev/gtc/api"
+	"github.com/gtc-dev/gtc/api/agent"
+	"github.com/gtc-dev/gtc/tagging"
+)
+
+// agentTools builds the agent tool endpoint (agent-tools.md): the read tools, the bulk tag
+// operations with their audit log in the store, and the registry the HTTP routes and the
+// MCP server share. It repairs operations a crash left running before anything is served.
+func (a *app) agentTools(ctx context.Context) (*agent.Tools, *tagging.Bulk, error) {
+	cfg := a.cfg
+	known := a.curator.Vocabulary().KnownTags
+	reads := tagging.NewReads(tagging.ReadsDeps{Store: a.store, Registry: a.tagger.Registry(), Known: known,
+		Timeout: cfg.AgentToolTimeout.D(), Logger: a.log})
+	bulk := tagging.NewBulk(tagging.BulkDeps{Items: a.store.Items(), Saver: a.curator, Audit: a.store.AgentOperations(),
+		Pipeline: a.tagger, Known: known, Clock: a.clock, Log: a.log}, tagging.BulkOptions{
+		MaxItems: cfg.AgentMaxItems, PreviewTTL: cfg.AgentPreviewTTL.D(), CacheSize: cfg.AgentPreviewCacheSize,
+		CacheItems: cfg.AgentPreviewCacheItems, PerUser: cfg.AgentPreviewsPerUser, WritesPerSecond: cfg.AgentWritesPerSecond,
+		MaxConcurrentOps: cfg.AgentMaxConcurrentOps, WriteRetries: cfg.AgentWriteRetries, ToolTimeout: cfg.AgentToolTimeout.D(),
+		ExecWait: cfg.AgentExecWait.D(), WriteRoles: lower(cfg.AgentWriteRoles),
+	})
+	if n, err := bulk.Repair(ctx); err != nil {
+		return nil, nil, fatal(err)
+	} else if n > 0 {
+		a.log.Warn("agent operations left running by the last process were marked interrupted", "count", n)
+	}
+	handlers := map[string]agent.Handler{
+		"manage_tags":         bulk.ManageTags,
+		"undo_tag_operation":  bulk.UndoTagOperation,
+		"list_tag_operations": bulk.ListTagOperations,
+		"tag_stats":           readTool(reads.TagStats),
+		"dataset_stats":       readTool(reads.DatasetStats),
+		"search_items":        readTool(reads.SearchItems),
+		"get_item":            readTool(reads.GetItem),
+	}
+	tools, err := agent.New(handlers, agent.Options{Version: version, ResolveCaller: api.CallerResolver(serverOptions(cfg).Auth), Log: a.log})
+	if err != nil {
+		return nil, nil, fatal(err)
+	}
+	return tools, bulk, nil
+}
+
+// readTool adapts a read tool, which needs no caller, to the handler signature.
+func readTool(f func(context.Context, map[string]any) tagging.ToolResult) agent.Handler {
+	return func(ctx context.Context, _ tagging.ToolCall, args map[string]any) tagging.ToolResult {
+		return f(ctx, args)
+	}
+}
+
+// retainAgentOperations deletes audit entries past GTC_AGENT_AUDIT_RETENTION_DAYS at
+// startup and then hourly, until ctx ends.
+func (a *app) retainAgentOperations(ctx context.Context, bulk *tagging.Bulk) {
+	days := a.cfg.AgentAuditRetentionDays
+	if days <= 0 {
+		return
+	}
+	for {
+		if n, err := bulk.Retain(ctx, days); err != nil {
+			a.log.Warn("agent audit retention failed", "err", err)
+		} else if n > 0 {
+			a.log.Info("agent audit entries past retention deleted", "count", n, "retention_days", days)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Hour):
+		}
+	}
+}
