@@ -57,6 +57,7 @@ const (
 	DefaultSlowQueryRU     = 10
 	StartupTimeout         = 30 * time.Second
 	conditionalAttempts    = 5
+	tagStoreAttempts       = 16
 	partitionQueryParallel = 8
 	hydrateParallel        = 16
 )

@@ -145,7 +145,10 @@ func (ts *tagStore) change(ctx context.Context, op string, tags []string, fn fun
 	}
 	pk := azcosmos.NewPartitionKeyString(tagsPK)
 	var out []string
-	err := retryConditional(ctx, op, func() error {
+	// Every tag change rewrites the one tag-store document, so all writers contend on it;
+	// each lost race means another writer's change landed, so tagStoreAttempts attempts see
+	// that many concurrent writers through (the 5 of §3.7.6 gave up under 16).
+	err := retryConditionalN(ctx, op, tagStoreAttempts, func() error {
 		d, err := ts.read(ctx)
 		if err != nil {
 			return err

@@ -67,12 +67,17 @@ var errRace = errors.New("cosmos: lost a conditional write")
 // retryConditional runs fn (a read and a conditional write) up to 5 times while it loses
 // races, with 20–200 ms of jitter between attempts (§3.7.6).
 func retryConditional(ctx context.Context, op string, fn func() error) error {
-	for attempt := range conditionalAttempts {
+	return retryConditionalN(ctx, op, conditionalAttempts, fn)
+}
+
+// retryConditionalN is retryConditional with its own number of attempts.
+func retryConditionalN(ctx context.Context, op string, attempts int, fn func() error) error {
+	for attempt := range attempts {
 		err := fn()
 		if !errors.Is(err, errRace) {
 			return err
 		}
-		if attempt == conditionalAttempts-1 {
+		if attempt == attempts-1 {
 			break
 		}
 		select {
