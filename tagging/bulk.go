@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -370,14 +369,4 @@ func (b *Bulk) ListTagOperations(ctx context.Context, call ToolCall, args map[st
 		return b.readFailure(ctx, "list the operations", err)
 	}
 	return operationsResult(ops, total, f)
-}
-
-// sortedKeys returns the keys of m sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

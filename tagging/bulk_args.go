@@ -95,12 +95,7 @@ func (a opArgs) describe() string {
 
 // scope is the filter part of the texts: "all datasets", "dataset x, status draft".
 func (a opArgs) scope() string {
-	var parts []string
-	if a.Dataset == "" {
-		parts = append(parts, "all datasets")
-	} else {
-		parts = append(parts, "dataset "+a.Dataset)
-	}
+	parts := []string{rdDatasetScope(a.Dataset)}
 	if a.Operation == "find_and_tag" {
 		if a.Status != "" {
 			parts = append(parts, "status "+a.Status)

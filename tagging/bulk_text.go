@@ -3,6 +3,8 @@ package tagging
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/gtc-dev/gtc"
@@ -50,7 +52,7 @@ func previewResult(p *plan, pv *preview) ToolResult {
 	}
 	if len(p.changes) > 0 {
 		var parts []string
-		for _, ds := range sortedKeys(p.byDataset) {
+		for _, ds := range slices.Sorted(maps.Keys(p.byDataset)) {
 			parts = append(parts, fmt.Sprintf("%s %s", ds, Count(p.byDataset[ds])))
 		}
 		if a.Operation != gtc.AgentKindUndo {
@@ -252,15 +254,13 @@ func describeOp(op *gtc.AgentOperation) string {
 }
 
 func opScope(op *gtc.AgentOperation) string {
-	var m map[string]any
-	_ = json.Unmarshal(op.Args, &m)
-	if ds, _ := m["dataset"].(string); ds != "" {
-		return "dataset " + ds
-	}
 	if op.Kind == gtc.AgentKindUndo {
 		return "its items"
 	}
-	return "all datasets"
+	var m map[string]any
+	_ = json.Unmarshal(op.Args, &m)
+	ds, _ := m["dataset"].(string)
+	return rdDatasetScope(ds)
 }
 
 // opData is a header as data shows it (times in the API's form).

@@ -129,12 +129,8 @@ func Count(n int) string {
 // Snippet is the question snippet of an item: the msg of its last user turn, whitespace
 // collapsed, cut at 80 characters with "…"; "(no question)" when empty.
 func Snippet(it *gtc.Item) string {
-	q := strings.Join(strings.Fields(gtc.QuestionText(it)), " ")
-	if q == "" {
-		return "(no question)"
+	if q := rdOneLine(gtc.QuestionText(it), 80); q != "" {
+		return q
 	}
-	if r := []rune(q); len(r) > 80 {
-		return string(r[:80]) + "…"
-	}
-	return q
+	return "(no question)"
 }

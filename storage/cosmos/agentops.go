@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -75,16 +74,8 @@ type agentItemsDoc struct {
 
 func agentPageID(id string, page int) string { return id + ":items:" + strconv.Itoa(page) }
 
-// checkOpID refuses ids no header can have: empty, or characters Cosmos DB forbids in ids.
-func checkOpID(op, id string) error {
-	if id == "" {
-		return fmt.Errorf("cosmos: %s: %w: empty operation id", op, gtc.ErrInvalidArgument)
-	}
-	if strings.ContainsAny(id, `/\?#`) {
-		return fmt.Errorf("cosmos: %s: %w: operation id %q contains one of / \\ ? #", op, gtc.ErrInvalidArgument, id)
-	}
-	return nil
-}
+// checkOpID refuses ids no header can have.
+func checkOpID(op, id string) error { return checkDocID(op, "operation id", id) }
 
 // encodeAgentOp checks o and turns it into its header document.
 func encodeAgentOp(op string, o *gtc.AgentOperation) (*agentOpDoc, error) {

@@ -210,14 +210,17 @@ func (d *definitionDoc) definition() (*gtc.TagDefinition, error) {
 	return out, nil
 }
 
-// checkTagKey refuses keys no definition can have: empty, or characters Cosmos DB forbids
-// in ids.
-func checkTagKey(op, key string) error {
-	if key == "" {
-		return fmt.Errorf("cosmos: %s: %w: empty tag key", op, gtc.ErrInvalidArgument)
+// checkTagKey refuses keys no definition can have.
+func checkTagKey(op, key string) error { return checkDocID(op, "tag key", key) }
+
+// checkDocID refuses a value used as a document id that no document can have: empty, or
+// with a character Cosmos DB forbids in ids.
+func checkDocID(op, what, v string) error {
+	if v == "" {
+		return fmt.Errorf("cosmos: %s: %w: empty %s", op, gtc.ErrInvalidArgument, what)
 	}
-	if strings.ContainsAny(key, `/\?#`) {
-		return fmt.Errorf("cosmos: %s: %w: tag key %q contains one of / \\ ? #", op, gtc.ErrInvalidArgument, key)
+	if strings.ContainsAny(v, `/\?#`) {
+		return fmt.Errorf("cosmos: %s: %w: %s %q contains one of / \\ ? #", op, gtc.ErrInvalidArgument, what, v)
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ import (
 // scan-fallback is the same tool on a store without the index count (what Cosmos DB does).
 func BenchmarkTagStats(b *testing.B) {
 	n := benchEnvInt(b, "GTC_BENCH_TAG_ITEMS", benchItems)
-	s, reg := openTagBenchStore(b, n)
+	s, reg := openTagBenchStore(b, n, "NORMAL")
 	ctx := context.Background()
 	known := func(context.Context) ([]string, error) { return tagFixtureManual[:10], nil }
 	reads := tagging.NewReads(tagging.ReadsDeps{Store: s, Registry: reg, Known: known})
@@ -86,16 +86,20 @@ func benchEnvInt(b *testing.B, name string, def int) int {
 	return n
 }
 
-// openTagBenchStore opens a file store with n tag-count fixture items.
-func openTagBenchStore(b *testing.B, n int) (*Store, *tagging.Registry) {
+// openTagBenchStore opens a file store with n tag-count fixture items (none for n = 0) and
+// the given synchronous setting.
+func openTagBenchStore(b *testing.B, n int, synchronous string) (*Store, *tagging.Registry) {
 	b.Helper()
 	ctx := context.Background()
 	reg, err := tagging.NewDefaultRegistry()
 	require.NoError(b, err)
-	s, err := Open(ctx, Options{Path: filepath.Join(b.TempDir(), "gtc.db"), Synchronous: "NORMAL"})
+	s, err := Open(ctx, Options{Path: filepath.Join(b.TempDir(), "gtc.db"), Synchronous: synchronous})
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = s.Close() })
 	base := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	if n == 0 {
+		return s, reg
+	}
 	start := time.Now()
 	loadInChunks(b, n, func(lo, hi int) error {
 		r := rand.New(rand.NewPCG(3, uint64(lo)))

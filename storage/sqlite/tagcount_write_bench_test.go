@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	gtc "github.com/gtc-dev/gtc"
-	"github.com/gtc-dev/gtc/tagging"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,7 +25,7 @@ func BenchmarkTagCountWrites(b *testing.B) {
 	for _, mode := range []string{"manual-tags", "status", "create"} {
 		b.Run(mode, func(b *testing.B) {
 			const items = 4096
-			s, reg := openTagWriteStore(b, items, "FULL")
+			s, reg := openTagBenchStore(b, items, "FULL")
 			ctx := context.Background()
 			base := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 			var next, ops atomic.Int64
@@ -91,7 +89,7 @@ func BenchmarkTagCountWrites(b *testing.B) {
 //
 //	go test ./storage/sqlite -run '^$' -bench TagCountDeleteDataset -benchtime 5x
 func BenchmarkTagCountDeleteDataset(b *testing.B) {
-	s, reg := openTagWriteStore(b, 0, "FULL")
+	s, reg := openTagBenchStore(b, 0, "FULL")
 	ctx := context.Background()
 	base := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 	r := rand.New(rand.NewPCG(12, 12))
@@ -112,27 +110,4 @@ func BenchmarkTagCountDeleteDataset(b *testing.B) {
 		require.NoError(b, err)
 		require.Equal(b, 10_000, del.Items)
 	}
-}
-
-// openTagWriteStore opens a file store with n tag-count fixture items.
-func openTagWriteStore(b *testing.B, n int, synchronous string) (*Store, *tagging.Registry) {
-	b.Helper()
-	ctx := context.Background()
-	reg, err := tagging.NewDefaultRegistry()
-	require.NoError(b, err)
-	s, err := Open(ctx, Options{Path: filepath.Join(b.TempDir(), "gtc.db"), Synchronous: synchronous})
-	require.NoError(b, err)
-	b.Cleanup(func() { _ = s.Close() })
-	base := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-	if n > 0 {
-		loadInChunks(b, n, func(lo, hi int) error {
-			r := rand.New(rand.NewPCG(3, uint64(lo)))
-			items := make([]*gtc.Item, 0, hi-lo)
-			for j := lo; j < hi; j++ {
-				items = append(items, tagFixtureItem(r, reg, j, base))
-			}
-			return s.items.createMany(ctx, items)
-		})
-	}
-	return s, reg
 }
