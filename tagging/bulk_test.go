@@ -3,6 +3,7 @@ package tagging
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -675,4 +676,29 @@ func TestListFiltersAndRetention(t *testing.T) {
 	assert.Equal(t, 1, n)
 	_, err = e.audit.Get(bg, old)
 	assert.ErrorIs(t, err, gtc.ErrNotFound)
+}
+
+// slowItems is an item store whose queries last until the caller's deadline.
+type slowItems struct{ gtc.ItemStore }
+
+func (slowItems) QueryAll(ctx context.Context, _ gtc.Query) iter.Seq2[*gtc.Item, error] {
+	return func(yield func(*gtc.Item, error) bool) {
+		<-ctx.Done()
+		yield(nil, ctx.Err())
+	}
+}
+
+func TestSlowStorePreviewTimesOut(t *testing.T) {
+	e := newBulkEnv(t, BulkOptions{})
+	e.add("ds", "a", "q", "topic:old")
+	slow := NewBulk(BulkDeps{Items: slowItems{readOnlyItems{e.store.Items()}}, Saver: e.saver, Audit: e.audit, Pipeline: e.pipe,
+		Clock: e.clock, Known: func(context.Context) ([]string, error) { return e.known, nil }},
+		BulkOptions{ToolTimeout: 50 * time.Millisecond})
+	t.Cleanup(func() { slow.Close(bg) })
+	r := slow.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", true))
+	assert.Equal(t, CodeTimeout, errCode(r), r.Content)
+	assert.Equal(t, "Timed out after 50ms while trying to work out the preview; nothing changed. Narrow the request (dataset, status, tags) and try again.", r.Content)
+	assert.Equal(t, 0, slow.previews.len(), "no preview is kept")
+	assert.Equal(t, CodeNoPreview, errCode(slow.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", false))))
+	assert.Equal(t, 0, e.saver.count(), "nothing was written")
 }

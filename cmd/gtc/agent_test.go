@@ -112,9 +112,18 @@ func mcpSession(t *testing.T, s *server, hdr map[string]string) (*mcp.ClientSess
 	return sess, err
 }
 
-func TestAgentToolsOverHTTPAndMCP(t *testing.T) {
-	dir := t.TempDir()
-	environ := env(dir)
+func TestAgentToolsOverHTTPAndMCP(t *testing.T) { agentToolsFlow(t, env(t.TempDir())) }
+
+// TestAgentToolsOnCosmos runs the same flow with the audit log and the items in the Cosmos
+// DB test server.
+func TestAgentToolsOnCosmos(t *testing.T) {
+	e, _ := cosmosEnv(t, t.TempDir(), "GTC_COSMOS_CREATE_CONTAINERS=true")
+	agentToolsFlow(t, e)
+}
+
+// agentToolsFlow previews a merge over HTTP, executes it over MCP, checks the items and the
+// audit entry, undoes it over HTTP and reads the log again after a restart.
+func agentToolsFlow(t *testing.T, environ []string) {
 	s := startServer(t, environ)
 	importItems(t, s, "fb", 3, "topic:instal")
 	importItems(t, s, "other", 1, "topic:else")
