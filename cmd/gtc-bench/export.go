@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gtc-dev/gtc/cmd/internal/loadkit"
 )
 
 // exportSuite measures the export pipeline on a store of approved items: jsonl as a stream
@@ -29,21 +31,21 @@ func exportSuite(ctx context.Context, o options, dir string, out io.Writer) erro
 	start := time.Now()
 	seed := exec.CommandContext(ctx, o.gtc, "seed", "--items", strconv.Itoa(o.exportN), "--datasets", strconv.Itoa(o.datasets),
 		"--status", "approved", "--if-empty")
-	seed.Env = benchEnv(dir, "GTC_SQLITE_SYNCHRONOUS=NORMAL", "GTC_LOG_LEVEL=warn")
+	seed.Env = loadkit.Env(dir, "GTC_SQLITE_SYNCHRONOUS=NORMAL", "GTC_LOG_LEVEL=warn")
 	seed.Stdout, seed.Stderr = io.Discard, os.Stderr
 	if err := seed.Run(); err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
 	fmt.Fprintf(out, "%-44s %s\n", fmt.Sprintf("seed %d approved items", o.exportN), time.Since(start).Round(time.Millisecond))
 
-	srv, err := startServer(ctx, o.gtc, dir)
+	srv, err := loadkit.StartServer(ctx, o.gtc, dir)
 	if err != nil {
 		return err
 	}
-	c := &client{base: srv.base, http: &http.Client{Timeout: 30 * time.Minute}}
+	c := &client{loadkit.NewClient(srv.Base, 4, 30*time.Minute)}
 	var datasets []string
-	if err := c.getJSON("/v1/datasets", &datasets); err != nil {
-		srv.stop()
+	if err := c.GetJSON("/v1/datasets", &datasets); err != nil {
+		_ = srv.Stop()
 		return err
 	}
 	one := `"filters":{"datasetNames":["` + datasets[0] + `"]}`
@@ -54,12 +56,12 @@ func exportSuite(ctx context.Context, o options, dir string, out io.Writer) erro
 	} {
 		r, err := c.streamExport(srv, tc.body)
 		if err != nil {
-			srv.stop()
+			_ = srv.Stop()
 			return fmt.Errorf("%s: %w", tc.name, err)
 		}
 		fmt.Fprintf(out, "%-44s %d items in %s = %.0f items/s; RSS %.1f MiB before, %.1f at 10,000 items, %.1f at the end, peak %.1f (+%.1f)\n",
 			tc.name, r.items, r.took.Round(time.Millisecond), float64(r.items)/r.took.Seconds(),
-			mib(r.rssBefore), mib(r.rssAt10k), mib(r.rssEnd), mib(r.rssPeak), mib(r.rssPeak-r.rssBefore))
+			loadkit.MiB(r.rssBefore), loadkit.MiB(r.rssAt10k), loadkit.MiB(r.rssEnd), loadkit.MiB(r.rssPeak), loadkit.MiB(r.rssPeak-r.rssBefore))
 	}
 	for _, tc := range []struct{ name, body string }{
 		{"jsonl artifact (local), one dataset", `{"format":"jsonl","delivery":{"mode":"artifact"},` + one + `}`},
@@ -67,20 +69,20 @@ func exportSuite(ctx context.Context, o options, dir string, out io.Writer) erro
 	} {
 		r, err := c.artifactExport(srv, tc.body)
 		if err != nil {
-			srv.stop()
+			_ = srv.Stop()
 			return fmt.Errorf("%s: %w", tc.name, err)
 		}
 		fmt.Fprintf(out, "%-44s %d items in %s = %.0f items/s; RSS %.1f MiB before, peak %.1f (+%.1f)\n",
 			tc.name, r.items, r.took.Round(time.Millisecond), float64(r.items)/r.took.Seconds(),
-			mib(r.rssBefore), mib(r.rssPeak), mib(r.rssPeak-r.rssBefore))
+			loadkit.MiB(r.rssBefore), loadkit.MiB(r.rssPeak), loadkit.MiB(r.rssPeak-r.rssBefore))
 	}
 	var lat []time.Duration
 	var n int
 	for range 7 {
 		t0 := time.Now()
-		res, data, err := c.do(http.MethodPost, "/v1/ground-truths/snapshot", []byte(`{`+one+`}`), nil)
+		res, data, err := c.Do(http.MethodPost, "/v1/ground-truths/snapshot", []byte(`{`+one+`}`), nil)
 		if err != nil || res.StatusCode != http.StatusOK {
-			srv.stop()
+			_ = srv.Stop()
 			return fmt.Errorf("attachment: %v %d", err, statusOf(res))
 		}
 		lat = append(lat, time.Since(t0))
@@ -88,15 +90,15 @@ func exportSuite(ctx context.Context, o options, dir string, out io.Writer) erro
 			Count int `json:"count"`
 		}
 		if err := json.Unmarshal(data, &p); err != nil {
-			srv.stop()
+			_ = srv.Stop()
 			return err
 		}
 		n = p.Count
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	fmt.Fprintf(out, "%-44s %d items: median %s, min %s, max %s (7 runs)\n", "json_snapshot_payload attachment, one dataset",
-		n, ms(lat[len(lat)/2]), ms(lat[0]), ms(lat[len(lat)-1]))
-	srv.stop()
+		n, loadkit.MS(lat[len(lat)/2]), loadkit.MS(lat[0]), loadkit.MS(lat[len(lat)-1]))
+	_ = srv.Stop()
 
 	if o.blobCS == "" {
 		fmt.Fprintf(out, "%-44s skipped (no --blob-connection-string)\n", "Blob artifact exports")
@@ -105,13 +107,13 @@ func exportSuite(ctx context.Context, o options, dir string, out io.Writer) erro
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	container := "gtc-bench-" + hex.EncodeToString(rnd[:])
-	bsrv, err := startServer(ctx, o.gtc, dir, "GTC_EXPORT_STORAGE_BACKEND=blob", "GTC_EXPORT_BLOB_CONNECTION_STRING="+o.blobCS,
+	bsrv, err := loadkit.StartServer(ctx, o.gtc, dir, "GTC_EXPORT_STORAGE_BACKEND=blob", "GTC_EXPORT_BLOB_CONNECTION_STRING="+o.blobCS,
 		"GTC_EXPORT_BLOB_CONTAINER="+container, "GTC_EXPORT_BLOB_CREATE_CONTAINER=true")
 	if err != nil {
 		return err
 	}
-	defer bsrv.stop()
-	bc := &client{base: bsrv.base, http: &http.Client{Timeout: 30 * time.Minute}}
+	defer func() { _ = bsrv.Stop() }()
+	bc := &client{loadkit.NewClient(bsrv.Base, 4, 30*time.Minute)}
 	for _, tc := range []struct{ name, body string }{
 		{"Blob artifact, jsonl, one dataset", `{"format":"jsonl","delivery":{"mode":"artifact"},` + one + `}`},
 		{"Blob artifact, one file per item, one dataset", `{"delivery":{"mode":"artifact"},` + one + `}`},
@@ -121,7 +123,7 @@ func exportSuite(ctx context.Context, o options, dir string, out io.Writer) erro
 			return fmt.Errorf("%s: %w", tc.name, err)
 		}
 		fmt.Fprintf(out, "%-44s %d items in %s = %.0f items/s; RSS peak +%.1f MiB (container %s)\n",
-			tc.name, r.items, r.took.Round(time.Millisecond), float64(r.items)/r.took.Seconds(), mib(r.rssPeak-r.rssBefore), container)
+			tc.name, r.items, r.took.Round(time.Millisecond), float64(r.items)/r.took.Seconds(), loadkit.MiB(r.rssPeak-r.rssBefore), container)
 	}
 	return nil
 }
@@ -132,8 +134,6 @@ type exportRun struct {
 	rssBefore, rssAt10k, rssEnd, rssPeak int64
 }
 
-func mib(b int64) float64 { return float64(b) / (1 << 20) }
-
 func statusOf(res *http.Response) int {
 	if res == nil {
 		return 0
@@ -143,17 +143,17 @@ func statusOf(res *http.Response) int {
 
 // streamExport reads a stream line by line, noting the server's RSS when the 10,000th
 // line arrives.
-func (c *client) streamExport(srv *server, body string) (exportRun, error) {
+func (c *client) streamExport(srv *loadkit.Server, body string) (exportRun, error) {
 	var r exportRun
-	r.rssBefore = readRSS(srv.cmd.Process.Pid)
-	srv.peakRSS.Store(r.rssBefore)
+	r.rssBefore = srv.RSS()
+	srv.ResetPeakRSS(r.rssBefore)
 	t0 := time.Now()
-	req, err := http.NewRequest(http.MethodPost, c.base+"/v1/ground-truths/snapshot", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, c.Base+"/v1/ground-truths/snapshot", strings.NewReader(body))
 	if err != nil {
 		return r, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	res, err := c.http.Do(req)
+	res, err := c.HTTP.Do(req)
 	if err != nil {
 		return r, err
 	}
@@ -168,7 +168,7 @@ func (c *client) streamExport(srv *server, body string) (exportRun, error) {
 		if len(line) > 0 && err == nil {
 			r.items++
 			if r.items == 10000 {
-				r.rssAt10k = readRSS(srv.cmd.Process.Pid)
+				r.rssAt10k = srv.RSS()
 			}
 		}
 		if err == bufio.ErrBufferFull {
@@ -185,18 +185,18 @@ func (c *client) streamExport(srv *server, body string) (exportRun, error) {
 		}
 	}
 	r.took = time.Since(t0)
-	r.rssEnd = readRSS(srv.cmd.Process.Pid)
-	r.rssPeak = max(srv.peakRSS.Load(), r.rssEnd, r.rssAt10k)
+	r.rssEnd = srv.RSS()
+	r.rssPeak = max(srv.PeakRSS(), r.rssEnd, r.rssAt10k)
 	return r, nil
 }
 
 // artifactExport runs an artifact export and reads its count.
-func (c *client) artifactExport(srv *server, body string) (exportRun, error) {
+func (c *client) artifactExport(srv *loadkit.Server, body string) (exportRun, error) {
 	var r exportRun
-	r.rssBefore = readRSS(srv.cmd.Process.Pid)
-	srv.peakRSS.Store(r.rssBefore)
+	r.rssBefore = srv.RSS()
+	srv.ResetPeakRSS(r.rssBefore)
 	t0 := time.Now()
-	res, data, err := c.do(http.MethodPost, "/v1/ground-truths/snapshot", []byte(body), nil)
+	res, data, err := c.Do(http.MethodPost, "/v1/ground-truths/snapshot", []byte(body), nil)
 	if err != nil {
 		return r, err
 	}
@@ -211,6 +211,6 @@ func (c *client) artifactExport(srv *server, body string) (exportRun, error) {
 		return r, err
 	}
 	r.items = a.Count
-	r.rssPeak = max(srv.peakRSS.Load(), readRSS(srv.cmd.Process.Pid))
+	r.rssPeak = max(srv.PeakRSS(), srv.RSS())
 	return r, nil
 }

@@ -4,7 +4,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,19 +12,18 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gtc-dev/gtc/cmd/internal/loadkit"
 )
 
 func main() {
@@ -85,7 +83,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			defer os.RemoveAll(dir)
 		}
 	}
-	fmt.Fprintf(out, "gtc-bench  %s  %d CPU  %s  %s\n", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpuModel(), runtime.Version())
+	fmt.Fprintf(out, "gtc-bench  %s  %d CPU  %s  %s\n", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), loadkit.CPUModel(), runtime.Version())
 	if o.suite != "export" {
 		fmt.Fprintf(out, "data dir   %s\n\n", dir)
 		if err := apiSuite(ctx, o, dir, out); err != nil {
@@ -110,23 +108,23 @@ func apiSuite(ctx context.Context, o options, dir string, out io.Writer) error {
 	// Seed (synchronous=NORMAL only for seeding speed; the server runs with the default FULL).
 	start := time.Now()
 	seed := exec.CommandContext(ctx, o.gtc, "seed", "--items", strconv.Itoa(o.items), "--datasets", strconv.Itoa(o.datasets), "--if-empty")
-	seed.Env = benchEnv(dir, "GTC_SQLITE_SYNCHRONOUS=NORMAL", "GTC_LOG_LEVEL=warn")
+	seed.Env = loadkit.Env(dir, "GTC_SQLITE_SYNCHRONOUS=NORMAL", "GTC_LOG_LEVEL=warn")
 	seed.Stdout, seed.Stderr = io.Discard, os.Stderr
 	if err := seed.Run(); err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
 	fmt.Fprintf(out, "%-44s %s\n", fmt.Sprintf("seed %d items", o.items), time.Since(start).Round(time.Millisecond))
 
-	srv, err := startServer(ctx, o.gtc, dir)
+	srv, err := loadkit.StartServer(ctx, o.gtc, dir)
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
-	fmt.Fprintf(out, "%-44s %s\n", "serve: start to first /readyz 200", srv.readyAfter.Round(100*time.Microsecond))
+	defer func() { _ = srv.Stop() }()
+	fmt.Fprintf(out, "%-44s %s\n", "serve: start to first /readyz 200", srv.ReadyAfter.Round(100*time.Microsecond))
 
-	c := &client{base: srv.base, http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128, MaxConnsPerHost: 128}, Timeout: 30 * time.Second}}
+	c := &client{loadkit.NewClient(srv.Base, 128, 30*time.Second)}
 	var datasets []string
-	if err := c.getJSON("/v1/datasets", &datasets); err != nil {
+	if err := c.GetJSON("/v1/datasets", &datasets); err != nil {
 		return err
 	}
 	if err := c.checkTotal(datasets[0]); err != nil {
@@ -138,7 +136,7 @@ func apiSuite(ctx context.Context, o options, dir string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	report(out, "GET /v1/ground-truths ds+status+tag, 25/page", lat)
+	loadkit.Report(out, "GET /v1/ground-truths ds+status+tag, 25/page", lat)
 
 	keys, err := c.collectKeys(datasets, max(o.writers*8, 800))
 	if err != nil {
@@ -148,26 +146,28 @@ func apiSuite(ctx context.Context, o options, dir string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	report(out, "GET one item", lat)
+	loadkit.Report(out, "GET one item", lat)
 
 	rate, wlat, errs, err := c.writePhase(keys, o.writers, o.writeTime)
 	if err != nil {
 		return err
 	}
-	report(out, fmt.Sprintf("PUT one item, %d writers", o.writers), wlat)
+	loadkit.Report(out, fmt.Sprintf("PUT one item, %d writers", o.writers), wlat)
 	fmt.Fprintf(out, "%-44s %.0f writes/s (%d errors)\n", "PUT throughput", rate, errs)
-	fmt.Fprintf(out, "%-44s %.1f MiB (peak while measuring)\n", "server RSS", float64(srv.peakRSS.Load())/(1<<20))
+	fmt.Fprintf(out, "%-44s %.1f MiB (peak while measuring)\n", "server RSS", loadkit.MiB(srv.PeakRSS()))
 
-	lat, err = c.selfServePhase(200)
+	// 200 curators claim 2,000 items; a small store (about 40% of seeded items are in the
+	// pool) gets fewer, so the phase and the 50 of myPhase do not run the pool dry.
+	lat, err = c.selfServePhase(max(1, min(200, o.items/40)))
 	if err != nil {
 		return err
 	}
-	report(out, "POST /v1/assignments/self-serve limit 10", lat)
+	loadkit.Report(out, "POST /v1/assignments/self-serve limit 10", lat)
 	lat, err = c.myPhase(500)
 	if err != nil {
 		return err
 	}
-	report(out, "GET /v1/assignments/my, 50 items held", lat)
+	loadkit.Report(out, "GET /v1/assignments/my, 50 items held", lat)
 	imp, err := c.importPhase(datasets[0], 10000)
 	if err != nil {
 		return err
@@ -175,13 +175,13 @@ func apiSuite(ctx context.Context, o options, dir string, out io.Writer) error {
 	fmt.Fprintf(out, "%-44s %s (%d imported, %d PII warnings, %d duplicate warnings)\n", "POST /v1/ground-truths, 10,000 items",
 		imp.took.Round(time.Millisecond), imp.imported, imp.pii, imp.dups)
 
-	srv.peakRSS.Store(0)
+	srv.ResetPeakRSS(0)
 	n, dur, err := c.recomputeJob()
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "%-44s %d items in %s, %.0f items/s; server RSS peak %.1f MiB\n", "recompute-tags async job (no changes)",
-		n, dur.Round(time.Millisecond), float64(n)/dur.Seconds(), float64(srv.peakRSS.Load())/(1<<20))
+		n, dur.Round(time.Millisecond), float64(n)/dur.Seconds(), loadkit.MiB(srv.PeakRSS()))
 	return nil
 }
 
@@ -191,7 +191,7 @@ func (c *client) selfServePhase(n int) ([]time.Duration, error) {
 	lat := make([]time.Duration, 0, n)
 	for i := 0; i < n; i++ {
 		t := time.Now()
-		res, data, err := c.do(http.MethodPost, "/v1/assignments/self-serve", []byte(`{"limit":10}`),
+		res, data, err := c.Do(http.MethodPost, "/v1/assignments/self-serve", []byte(`{"limit":10}`),
 			map[string]string{"X-User-Id": fmt.Sprintf("bench-curator-%x-%03d@example.com", run, i)})
 		lat = append(lat, time.Since(t))
 		if err != nil {
@@ -207,7 +207,7 @@ func (c *client) selfServePhase(n int) ([]time.Duration, error) {
 // myPhase reads the queue of a curator holding 50 items.
 func (c *client) myPhase(n int) ([]time.Duration, error) {
 	who := map[string]string{"X-User-Id": fmt.Sprintf("bench-holder-%x@example.com", time.Now().UnixNano())}
-	res, data, err := c.do(http.MethodPost, "/v1/assignments/self-serve", []byte(`{"limit":50}`), who)
+	res, data, err := c.Do(http.MethodPost, "/v1/assignments/self-serve", []byte(`{"limit":50}`), who)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func (c *client) myPhase(n int) ([]time.Duration, error) {
 	lat := make([]time.Duration, 0, n)
 	for i := 0; i < n; i++ {
 		t := time.Now()
-		res, data, err := c.do(http.MethodGet, "/v1/assignments/my", nil, who)
+		res, data, err := c.Do(http.MethodGet, "/v1/assignments/my", nil, who)
 		lat = append(lat, time.Since(t))
 		if err != nil {
 			return nil, err
@@ -271,7 +271,7 @@ func (c *client) importPhase(dataset string, n int) (importFigures, error) {
 		return importFigures{}, err
 	}
 	start := time.Now()
-	res, data, err := c.do(http.MethodPost, "/v1/ground-truths", body, nil)
+	res, data, err := c.Do(http.MethodPost, "/v1/ground-truths", body, nil)
 	took := time.Since(start)
 	if err != nil {
 		return importFigures{}, err
@@ -289,7 +289,7 @@ func (c *client) importPhase(dataset string, n int) (importFigures, error) {
 
 // recomputeJob starts an asynchronous recompute of every item and waits for it.
 func (c *client) recomputeJob() (int, time.Duration, error) {
-	res, data, err := c.do(http.MethodPost, "/v1/ground-truths/recompute-tags?async=true", nil, nil)
+	res, data, err := c.Do(http.MethodPost, "/v1/ground-truths/recompute-tags?async=true", nil, nil)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -313,167 +313,11 @@ func (c *client) recomputeJob() (int, time.Duration, error) {
 			return 0, 0, fmt.Errorf("recompute job failed: %v", job.Error)
 		}
 		time.Sleep(20 * time.Millisecond)
-		if err := c.getJSON("/v1/jobs/"+job.ID, &job); err != nil {
+		if err := c.GetJSON("/v1/jobs/"+job.ID, &job); err != nil {
 			return 0, 0, err
 		}
 	}
 	return job.Result.Total, time.Since(start), nil
-}
-
-func benchEnv(dir string, extra ...string) []string {
-	var env []string
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "GTC_") {
-			env = append(env, e)
-		}
-	}
-	env = append(env, "GTC_DATA_DIR="+dir)
-	return append(env, extra...)
-}
-
-type server struct {
-	cmd        *exec.Cmd
-	base       string
-	readyAfter time.Duration
-	peakRSS    atomic.Int64
-	stopRSS    chan struct{}
-}
-
-func startServer(ctx context.Context, bin, dir string, env ...string) (*server, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	logf, err := os.Create(filepath.Join(dir, "serve.log"))
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.CommandContext(ctx, bin, "serve")
-	cmd.Env = benchEnv(dir, append([]string{fmt.Sprintf("GTC_ADDR=127.0.0.1:%d", port), "GTC_LOG_FORMAT=json"}, env...)...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	s := &server{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), stopRSS: make(chan struct{})}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	hc := &http.Client{Timeout: time.Second}
-	for {
-		res, err := hc.Get(s.base + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				s.readyAfter = time.Since(start)
-				break
-			}
-		}
-		if time.Since(start) > 30*time.Second {
-			_ = cmd.Process.Kill()
-			return nil, errors.New("server not ready after 30 s; see serve.log in the data directory")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	go s.sampleRSS()
-	return s, nil
-}
-
-func (s *server) sampleRSS() {
-	t := time.NewTicker(50 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stopRSS:
-			return
-		case <-t.C:
-			if rss := readRSS(s.cmd.Process.Pid); rss > s.peakRSS.Load() {
-				s.peakRSS.Store(rss)
-			}
-		}
-	}
-}
-
-func (s *server) stop() {
-	close(s.stopRSS)
-	_ = s.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-	}
-}
-
-// readRSS returns the resident set size of a process in bytes (Linux).
-func readRSS(pid int) int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "VmRSS:") {
-			fields := strings.Fields(sc.Text())
-			kb, _ := strconv.ParseInt(fields[1], 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
-}
-
-func cpuModel() string {
-	data, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "model name") {
-			if _, v, ok := strings.Cut(line, ":"); ok {
-				return strings.TrimSpace(v)
-			}
-		}
-	}
-	return runtime.GOARCH
-}
-
-type client struct {
-	base string
-	http *http.Client
-}
-
-func (c *client) do(method, path string, body []byte, hdr map[string]string) (*http.Response, []byte, error) {
-	var r io.Reader
-	if body != nil {
-		r = bytes.NewReader(body)
-	}
-	req, err := http.NewRequest(method, c.base+path, r)
-	if err != nil {
-		return nil, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	res, err := c.http.Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer res.Body.Close()
-	data, err := io.ReadAll(res.Body)
-	return res, data, err
-}
-
-func (c *client) getJSON(path string, v any) error {
-	res, data, err := c.do(http.MethodGet, path, nil, nil)
-	if err != nil {
-		return err
-	}
-	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %d %s", path, res.StatusCode, data)
-	}
-	return json.Unmarshal(data, v)
 }
 
 type listPage struct {
@@ -500,14 +344,14 @@ func listQuery(ds, status, tag string, page int) string {
 func (c *client) checkTotal(ds string) error {
 	var first listPage
 	base := url.Values{"dataset": {ds}, "status": {"approved"}, "tags": {"source:sme"}, "limit": {"100"}}
-	if err := c.getJSON("/v1/ground-truths?"+base.Encode(), &first); err != nil {
+	if err := c.GetJSON("/v1/ground-truths?"+base.Encode(), &first); err != nil {
 		return err
 	}
 	seen := map[string]bool{}
 	for page := 1; ; page++ {
 		base.Set("page", strconv.Itoa(page))
 		var p listPage
-		if err := c.getJSON("/v1/ground-truths?"+base.Encode(), &p); err != nil {
+		if err := c.GetJSON("/v1/ground-truths?"+base.Encode(), &p); err != nil {
 			return err
 		}
 		if len(p.Items) == 0 {
@@ -530,7 +374,7 @@ func (c *client) listPhase(datasets []string, n int) ([]time.Duration, error) {
 		status := []string{"approved", "draft"}[r.IntN(2)]
 		path := listQuery(datasets[r.IntN(len(datasets))], status, benchTags[r.IntN(len(benchTags))], 1+r.IntN(3))
 		t := time.Now()
-		res, data, err := c.do(http.MethodGet, path, nil, nil)
+		res, data, err := c.Do(http.MethodGet, path, nil, nil)
 		d := time.Since(t)
 		if err != nil {
 			return nil, err
@@ -551,7 +395,7 @@ func (c *client) collectKeys(datasets []string, n int) ([]itemKey, error) {
 	for page := 1; len(keys) < n; page++ {
 		var p listPage
 		q := url.Values{"status": {"draft"}, "sortBy": {"id"}, "limit": {"100"}, "page": {strconv.Itoa(page)}}
-		if err := c.getJSON("/v1/ground-truths?"+q.Encode(), &p); err != nil {
+		if err := c.GetJSON("/v1/ground-truths?"+q.Encode(), &p); err != nil {
 			return nil, err
 		}
 		if len(p.Items) == 0 {
@@ -574,7 +418,7 @@ func (c *client) getPhase(keys []itemKey, n int) ([]time.Duration, error) {
 	for i := 0; i < n; i++ {
 		k := keys[r.IntN(len(keys))]
 		t := time.Now()
-		res, data, err := c.do(http.MethodGet, k.path, nil, nil)
+		res, data, err := c.Do(http.MethodGet, k.path, nil, nil)
 		d := time.Since(t)
 		if err != nil {
 			return nil, err
@@ -608,7 +452,7 @@ func (c *client) writePhase(keys []itemKey, writers int, dur time.Duration) (flo
 				k := &mine[n%len(mine)]
 				body := []byte(fmt.Sprintf(`{"comment":"bench write %d","manualTags":["source:sme","topic:install"]}`, n))
 				t := time.Now()
-				res, data, err := c.do(http.MethodPut, k.path, body, map[string]string{"If-Match": k.etag})
+				res, data, err := c.Do(http.MethodPut, k.path, body, map[string]string{"If-Match": k.etag})
 				lat = append(lat, time.Since(t))
 				if err != nil || res.StatusCode != http.StatusOK {
 					bad.Add(1)
@@ -631,11 +475,5 @@ func (c *client) writePhase(keys []itemKey, writers int, dur time.Duration) (flo
 	return float64(ok.Load()) / time.Since(start).Seconds(), all, bad.Load(), nil
 }
 
-func report(out io.Writer, name string, lat []time.Duration) {
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(float64(len(lat))*p))] }
-	fmt.Fprintf(out, "%-44s n=%d  median %s  p90 %s  p99 %s  max %s\n", name, len(lat),
-		ms(pct(0.50)), ms(pct(0.90)), ms(pct(0.99)), ms(lat[len(lat)-1]))
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
+// client adds the benchmark's phases to the shared HTTP client.
+type client struct{ *loadkit.Client }
