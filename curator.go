@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -359,7 +360,12 @@ type ListPage struct {
 
 // List returns one page of the explorer list with an exact total (api.md §1.8, §3.4.3).
 func (c *Curator) List(ctx context.Context, r ListRequest) (*ListPage, error) {
-	offset := (r.Page - 1) * r.Limit
+	// Saturated: a page far past the end (any page ≥ 1 is valid) reads nothing instead of
+	// overflowing into a negative offset.
+	offset := math.MaxInt - MaxQueryLimit
+	if r.Page-1 <= offset/r.Limit {
+		offset = (r.Page - 1) * r.Limit
+	}
 	p, err := c.store.Items().Query(ctx, Query{Filter: r.Filter, Sort: r.Sort, Desc: r.Desc, Offset: offset, Limit: r.Limit})
 	if err != nil {
 		return nil, err
@@ -374,7 +380,7 @@ func (c *Curator) List(ctx context.Context, r ListRequest) (*ListPage, error) {
 	}
 	return &ListPage{
 		Items: items, Page: r.Page, Limit: r.Limit, Total: p.Total, TotalPages: totalPages,
-		HasNext: r.Page*r.Limit < p.Total, HasPrev: r.Page > 1 && p.Total > 0,
+		HasNext: r.Page < totalPages, HasPrev: r.Page > 1 && p.Total > 0, // page × limit < total, without overflow
 	}, nil
 }
 

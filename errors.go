@@ -36,6 +36,7 @@ const (
 	CodeInvalidJSON            = "INVALID_JSON"
 	CodeInternal               = "INTERNAL"
 	CodeStoreUnavailable       = "STORE_UNAVAILABLE"
+	CodeInsufficientStorage    = "INSUFFICIENT_STORAGE"
 	CodeNotReady               = "NOT_READY"
 	CodeUnknownFormat          = "UNKNOWN_FORMAT"
 	CodeUnknownProcessor       = "UNKNOWN_PROCESSOR"
@@ -57,6 +58,7 @@ const (
 	MsgETagMismatch           = "ETag mismatch"
 	MsgConcurrentModification = "The item was modified concurrently; retry the request"
 	MsgItemTooLarge           = "Item exceeds the storage limit of 1.5 MiB"
+	MsgStorageFull            = "The server is out of storage space; nothing was saved. Free disk space and retry."
 )
 
 // FieldError names one field at fault and what is wrong with it.

@@ -227,9 +227,15 @@ func (c *Curator) Import(ctx context.Context, entries []*ImportEntry, opts Impor
 	// still stands or falls alone.
 	errs := c.createAll(ctx, pending)
 	register := map[string]bool{}
+	var full error // the first create refused for want of storage space
 	for n, p := range pending {
 		id := p.item.ID
 		switch err := errs[n]; {
+		case errors.Is(err, ErrStorageFull):
+			if full == nil {
+				full = err
+			}
+			fail(p.index, id, "", CodeCreateFailed, "The server is out of storage space; the item was not saved")
 		case err == nil:
 			res.Imported++
 			for _, t := range p.unknown {
@@ -249,6 +255,11 @@ func (c *Curator) Import(ctx context.Context, entries []*ImportEntry, opts Impor
 			}
 			fail(p.index, id, "", CodeCreateFailed, msg)
 		}
+	}
+	if full != nil && res.Imported == 0 {
+		// Nothing was saved: the request as a whole failed and can be sent again once
+		// there is room. When some items were saved, the per-item errors say which were not.
+		return nil, full
 	}
 	// 7. Register the unknown manual tags of the created items in the tag store.
 	if len(register) > 0 {

@@ -187,6 +187,8 @@ func jobError(err error) *JobError {
 		return &JobError{Detail: e.Message, Code: e.Code}
 	}
 	switch {
+	case errors.Is(err, ErrStorageFull):
+		return &JobError{Detail: "Out of storage space: the job stopped before it finished. Free disk space and run it again.", Code: CodeInsufficientStorage}
 	case errors.Is(err, ErrUnavailable):
 		return &JobError{Detail: "The store is not reachable", Code: CodeStoreUnavailable}
 	case errors.Is(err, context.Canceled):

@@ -3,6 +3,7 @@ package gtc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -106,6 +107,10 @@ func (c *Curator) RecomputeTags(ctx context.Context, req RecomputeRequest, hooks
 		}
 		wg.Wait()
 		for _, o := range outcomes {
+			if o.fatal != nil && errors.Is(o.fatal, ErrStorageFull) {
+				return nil, fmt.Errorf("%w: %w", &Error{Code: CodeInsufficientStorage, Message: "Out of storage space: " +
+					"the recompute stopped before it finished (items already refreshed keep their new tags). Free disk space and run it again."}, o.fatal)
+			}
 			if o.fatal != nil {
 				return nil, o.fatal
 			}
@@ -196,6 +201,9 @@ func (c *Curator) recomputeOne(ctx context.Context, cur *Item, dryRun bool) reco
 			out.Error, out.Changed = MsgItemTooLarge, false
 			return recomputeOutcome{item: out}
 		case errors.Is(err, ErrUnavailable), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			return recomputeOutcome{fatal: err}
+		case errors.Is(err, ErrStorageFull):
+			// Every later write would fail the same way: stop rather than list them all.
 			return recomputeOutcome{fatal: err}
 		default:
 			c.log.ErrorContext(ctx, "recompute: write failed", "dataset", cur.DatasetName, "item", cur.ID, "err", err)

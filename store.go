@@ -34,6 +34,11 @@ var (
 	ErrInvalidArgument        = errors.New("store: invalid argument")
 	ErrTooLarge               = errors.New("store: document too large")
 	ErrUnavailable            = errors.New("store: unavailable")
+	// ErrStorageFull is a write refused because the disk (or a size cap of the database)
+	// has no room left. Nothing of that write was kept and what was stored before is
+	// intact. Unlike ErrUnavailable it is not transient: retrying helps only once someone
+	// frees space, so long-running jobs stop on it.
+	ErrStorageFull = errors.New("store: out of storage space (the disk is full)")
 )
 
 // IsStoreError reports whether err already carries one of the store errors above, so a
@@ -41,7 +46,7 @@ var (
 func IsStoreError(err error) bool {
 	for _, sentinel := range [...]error{
 		ErrNotFound, ErrConflict, ErrPreconditionFailed, ErrInvalidArgument,
-		ErrTooLarge, ErrUnavailable, ErrConcurrentModification,
+		ErrTooLarge, ErrUnavailable, ErrConcurrentModification, ErrStorageFull,
 	} {
 		if errors.Is(err, sentinel) {
 			return true

@@ -39,6 +39,7 @@ var statusOf = map[string]int{
 	gtc.CodeInvalidJSON:            http.StatusUnprocessableEntity,
 	gtc.CodeInternal:               http.StatusInternalServerError,
 	gtc.CodeStoreUnavailable:       http.StatusServiceUnavailable,
+	gtc.CodeInsufficientStorage:    http.StatusInsufficientStorage,
 	gtc.CodeNotReady:               http.StatusServiceUnavailable,
 	gtc.CodeUnknownFormat:          http.StatusBadRequest,
 	gtc.CodeUnknownProcessor:       http.StatusBadRequest,
@@ -85,7 +86,25 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
+	ctx := c.Request().Context()
+	if errors.Is(err, gtc.ErrStorageFull) {
+		// Not transient like an unreachable store: someone has to free space. An operation
+		// that knows better what was kept (an export, a recompute) says so in its own
+		// message.
+		s.log.ErrorContext(ctx, "out of storage space", "request_id", requestID(c), "route", c.Path(), "err", err)
+		if e, ok := gtc.AsError(err); ok && e.Code == gtc.CodeInsufficientStorage {
+			_ = writeError(c, e)
+			return
+		}
+		_ = writeError(c, &gtc.Error{Code: gtc.CodeInsufficientStorage, Message: gtc.MsgStorageFull})
+		return
+	}
 	if e, ok := gtc.AsError(err); ok {
+		if e.Code == gtc.CodeStoreUnavailable && err != error(e) {
+			// Export storage that cannot be reached: the client gets the fixed text, the log
+			// the cause it wraps.
+			s.log.ErrorContext(ctx, "store unavailable", "request_id", requestID(c), "err", err)
+		}
 		_ = writeError(c, e)
 		return
 	}
@@ -104,7 +123,6 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		}
 		return
 	}
-	ctx := c.Request().Context()
 	switch {
 	case errors.Is(err, gtc.ErrUnavailable):
 		s.log.ErrorContext(ctx, "store unavailable", "request_id", requestID(c), "err", err)

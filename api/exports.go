@@ -148,23 +148,11 @@ func (s *Server) handleListExports(c echo.Context) error {
 	if s.exp == nil {
 		return errNoExports
 	}
-	q := newQueryParams(c.Request().URL)
-	page := q.integer("page", 1)
-	limitSet := q.has("limit")
-	limit := q.integer("limit", 25)
-	if err := q.err(); err != nil {
+	page, limit, err := s.parseExportList(c.Request().URL)
+	if err != nil {
 		return err
 	}
-	if page < 1 {
-		return invalidQuery("page must be at least 1")
-	}
-	lo, hi := s.opts.PaginationMinLimit, s.opts.PaginationMaxLimit
-	if !limitSet {
-		limit = clamp(limit, lo, hi)
-	} else if limit < lo || limit > hi {
-		return invalidQuery("limit must be between %d and %d", lo, hi)
-	}
-	list, total, err := s.exp.ListSnapshots(c.Request().Context(), (page-1)*limit, limit)
+	list, total, err := s.exp.ListSnapshots(c.Request().Context(), pageOffset(page, limit), limit)
 	if err != nil {
 		return err
 	}

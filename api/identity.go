@@ -139,19 +139,31 @@ var (
 
 // readPrincipal reads X-MS-CLIENT-PRINCIPAL (base64 JSON), or falls back to the
 // X-MS-CLIENT-PRINCIPAL-NAME / -ID pair when that header is missing. A header that is
-// present but unreadable counts as no principal.
+// present but unreadable counts as no principal, and so does one sent more than once: Easy
+// Auth sends each once, so a second value was added by someone else and neither can be
+// trusted to be the platform's.
 func readPrincipal(h map[string][]string) (principal, bool) {
+	ambiguous := false
 	get := func(k string) (string, bool) {
 		v, ok := h[k]
 		if !ok || len(v) == 0 {
 			return "", false
 		}
+		if len(v) > 1 {
+			ambiguous = true
+		}
 		return v[0], true
 	}
 	raw, present := get("X-Ms-Client-Principal")
+	if ambiguous {
+		return principal{}, false
+	}
 	if !present {
 		name, _ := get("X-Ms-Client-Principal-Name")
 		oid, _ := get("X-Ms-Client-Principal-Id")
+		if ambiguous {
+			return principal{}, false
+		}
 		name, oid = strings.TrimSpace(name), strings.TrimSpace(oid)
 		if name == "" && oid == "" {
 			return principal{}, false
@@ -163,7 +175,9 @@ func readPrincipal(h map[string][]string) (principal, bool) {
 		return p, true
 	}
 	data, ok := decodeBase64(strings.TrimSpace(raw))
-	if !ok {
+	if !ok || !utf8.Valid(data) {
+		// encoding/json would read invalid UTF-8 as U+FFFD: not JSON (RFC 8259), so no
+		// principal, rather than a user id nobody has.
 		return principal{}, false
 	}
 	var cp clientPrincipal

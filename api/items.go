@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -21,10 +22,31 @@ func itemKey(c echo.Context, datasetParam string) (gtc.Key, []gtc.FieldError) {
 	return k, nil
 }
 
+var errItemNotFound = &gtc.Error{Code: gtc.CodeNotFound, Message: gtc.MsgItemNotFound}
+
+// unknownItem answers 404 for a key no stored item can have, before the store is asked:
+// every item obeys the id and datasetName rules (api.md §2.1; import, duplicate and gtc
+// migrate enforce them), so a decoded path with invalid UTF-8, a "/" from %2F, a "\" or a
+// control character names nothing. Cosmos DB could not even be asked about some of them.
+func unknownItem(k gtc.Key) error {
+	if !possibleDataset(k.DatasetName) || k.ID == "" || !utf8.ValidString(k.ID) || gtc.CheckItemID(k.ID) != "" {
+		return errItemNotFound
+	}
+	return nil
+}
+
+// possibleDataset reports whether a dataset could have this name (api.md §2.1).
+func possibleDataset(name string) bool {
+	return utf8.ValidString(name) && gtc.CheckDatasetName(name) == ""
+}
+
 func (s *Server) handleGetItem(c echo.Context) error {
 	k, errs := itemKey(c, "datasetName")
 	if errs != nil {
 		return gtc.ValidationError(errs)
+	}
+	if err := unknownItem(k); err != nil {
+		return err
 	}
 	it, err := s.cur.GetItem(c.Request().Context(), k)
 	if err != nil {
@@ -51,6 +73,9 @@ func decodePatch(c echo.Context, datasetParam string, allowApprove bool) (gtc.Ke
 	if errs != nil {
 		return k, nil, gtc.ValidationError(errs)
 	}
+	if err := unknownItem(k); err != nil {
+		return k, nil, err
+	}
 	return k, patch, nil
 }
 
@@ -70,6 +95,9 @@ func (s *Server) handleDeleteItem(c echo.Context) error {
 	k, errs := itemKey(c, "datasetName")
 	if errs != nil {
 		return gtc.ValidationError(errs)
+	}
+	if err := unknownItem(k); err != nil {
+		return err
 	}
 	if err := s.cur.DeleteItem(c.Request().Context(), k, c.Request().Header.Get("If-Match")); err != nil {
 		return err
@@ -106,17 +134,15 @@ func (s *Server) handleList(c echo.Context) error {
 }
 
 func (s *Server) handleListDataset(c echo.Context) error {
-	q := newQueryParams(c.Request().URL)
-	st := q.enum("status", statusNames...)
-	if err := q.err(); err != nil {
+	status, err := parseStatusFilter(c.Request().URL)
+	if err != nil {
 		return err
 	}
-	var status *gtc.Status
-	if st != "" {
-		v := gtc.Status(st)
-		status = &v
+	ds := param(c, "datasetName")
+	if !possibleDataset(ds) {
+		return writeItems(c, nil) // no item has such a dataset name
 	}
-	items, err := s.cur.ListDataset(c.Request().Context(), param(c, "datasetName"), status)
+	items, err := s.cur.ListDataset(c.Request().Context(), ds, status)
 	if err != nil {
 		return err
 	}
@@ -136,9 +162,8 @@ func (s *Server) handleStats(c echo.Context) error {
 }
 
 func (s *Server) handleImport(c echo.Context) error {
-	q := newQueryParams(c.Request().URL)
-	opts := gtc.ImportOptions{Approve: q.boolean("approve", false), RegisterTags: q.boolean("registerTags", false)}
-	if err := q.err(); err != nil {
+	opts, err := parseImportOptions(c.Request().URL)
+	if err != nil {
 		return err
 	}
 	b, err := requireBody(c)

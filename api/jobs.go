@@ -18,22 +18,9 @@ type recomputeParams struct {
 }
 
 func (s *Server) handleRecompute(c echo.Context) error {
-	q := newQueryParams(c.Request().URL)
-	st := q.enum("status", statusNames...)
-	dryRun := q.boolean("dry_run", false)
-	async := q.boolean("async", false)
-	if err := q.err(); err != nil {
+	req, params, async, err := parseRecompute(c.Request().URL)
+	if err != nil {
 		return err
-	}
-	req := gtc.RecomputeRequest{DryRun: dryRun}
-	params := recomputeParams{DryRun: dryRun}
-	if q.has("dataset") {
-		ds := q.str("dataset")
-		req.Dataset, params.Dataset = &ds, &ds
-	}
-	if st != "" {
-		status := gtc.Status(st)
-		req.Status, params.Status = &status, &st
 	}
 	if !async {
 		res, err := s.cur.RecomputeTags(c.Request().Context(), req, gtc.RecomputeHooks{})

@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -14,17 +13,9 @@ import (
 const codeSearchBackend = "SEARCH_BACKEND_ERROR"
 
 func (s *Server) handleSearch(c echo.Context) error {
-	q := newQueryParams(c.Request().URL)
-	top := q.integer("top", 5)
-	if q.has("top") && len(q.errs) == 0 && (top < 1 || top > 50) {
-		q.fail("top", "must be between 1 and 50")
-	}
-	if err := q.err(); err != nil {
+	text, top, err := parseSearch(c.Request().URL)
+	if err != nil {
 		return err
-	}
-	text := strings.TrimSpace(q.str("q"))
-	if text == "" {
-		return invalidQuery("q is required")
 	}
 	results, err := s.search.Search(c.Request().Context(), text, top)
 	if err != nil {

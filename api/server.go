@@ -224,7 +224,9 @@ func (s *Server) base(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) routeGuard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		p := r.URL.Path
+		// The path as sent: an encoded slash (%2F) belongs to a path parameter, it does not
+		// make an empty segment.
+		p := r.URL.EscapedPath()
 		if strings.HasPrefix(p, s.opts.Prefix+"/") && (strings.HasSuffix(p, "/") || strings.Contains(p, "//")) {
 			return echo.ErrNotFound
 		}

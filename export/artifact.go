@@ -43,6 +43,11 @@ var errStorageWrite = &gtc.Error{Code: gtc.CodeStorageError, Message: "Export st
 // anything was written.
 var errStorageUnreachable = &gtc.Error{Code: gtc.CodeStoreUnavailable, Message: "Export storage is not reachable; retry later"}
 
+// errStorageFull is the answer when export storage (or the server's temporary space) has
+// no room for the snapshot; what was written of it has been removed.
+var errStorageFull = &gtc.Error{Code: gtc.CodeInsufficientStorage,
+	Message: "Export storage is out of space; the snapshot was not saved. Free disk space and retry."}
+
 // storageError keeps the cause of a storage failure for the log while the API sees only
 // the public error.
 type storageError struct {
@@ -128,6 +133,13 @@ func (x *Exporter) Artifact(ctx context.Context, plan *Plan) (ar ArtifactResult,
 		if errors.As(err, &re) || errors.As(err, &ge) || ctx.Err() != nil {
 			return ar, err
 		}
+		switch {
+		case errors.Is(err, gtc.ErrStorageFull):
+			return ar, &storageError{public: errStorageFull, cause: err}
+		case errors.Is(err, gtc.ErrStorageUnavailable):
+			// Storage went away part-way: nothing was saved, and a retry may succeed.
+			return ar, &storageError{public: errStorageUnreachable, cause: err}
+		}
 		return ar, &storageError{public: errStorageWrite, cause: err}
 	}
 	x.snapshots.markComplete(id)
@@ -150,6 +162,8 @@ func (x *Exporter) reserve(ctx context.Context, at string) (string, error) {
 			continue
 		case ctx.Err() != nil:
 			return "", ctx.Err()
+		case errors.Is(err, gtc.ErrStorageFull):
+			return "", &storageError{public: errStorageFull, cause: err}
 		case errors.Is(err, gtc.ErrStorageUnavailable):
 			return "", &storageError{public: errStorageUnreachable, cause: err}
 		default:

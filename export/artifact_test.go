@@ -255,8 +255,8 @@ func TestArtifactFailureCleansUp(t *testing.T) {
 	_, err := h.x.Artifact(ctx, h.plan(t, "json_snapshot_payload"))
 	ge, ok := gtc.AsError(err)
 	require.True(t, ok, "%v", err)
-	assert.Equal(t, gtc.CodeStorageError, ge.Code)
-	assert.Equal(t, "Export storage write failed", ge.Message)
+	assert.Equal(t, gtc.CodeStoreUnavailable, ge.Code, "storage that went away part-way is a 503: nothing saved, retry later")
+	assert.Equal(t, "Export storage is not reachable; retry later", ge.Message)
 	assert.Equal(t, []string{".reserved"}, h.dirNames(t, "20260116T000000Z"), "the data files are deleted, the reservation stays")
 
 	list, total, err := h.x.ListSnapshots(ctx, 0, 10)
@@ -277,7 +277,10 @@ func TestArtifactFailureCleansUp(t *testing.T) {
 		return nil
 	}
 	_, err = h.x.Artifact(ctx, h.plan(t, "jsonl"))
-	require.Error(t, err)
+	ge, ok = gtc.AsError(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, gtc.CodeStorageError, ge.Code, "a write the storage refused is a 500")
+	assert.Equal(t, "Export storage write failed", ge.Message)
 	assert.Equal(t, []string{".reserved"}, h.dirNames(t, "20260116T000000Z-3"))
 }
 

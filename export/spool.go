@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
+
+	"github.com/gtc-dev/gtc"
 )
 
 // spoolMemory is how much of an attachment is held in memory before the rest goes to a
@@ -36,13 +39,25 @@ func (s *Spool) Write(p []byte) (int, error) {
 		}
 		f, err := os.CreateTemp(s.dir, tempPrefix+"spool-*")
 		if err != nil {
-			return 0, fmt.Errorf("export: spool file: %w", err)
+			return 0, spoolError("export: spool file", err)
 		}
 		s.file = f
 	}
 	n, err := s.file.Write(p)
 	s.size += int64(n)
-	return n, err
+	if err != nil {
+		return n, spoolError("export: spool write", err)
+	}
+	return n, nil
+}
+
+// spoolError marks a full disk under the spool as gtc.ErrStorageFull, which the API
+// answers with 507 instead of an internal error.
+func spoolError(what string, err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return fmt.Errorf("%s: %w: %w", what, gtc.ErrStorageFull, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // Size is the number of bytes spooled.

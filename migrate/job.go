@@ -451,10 +451,11 @@ func (r *runner) finish(ctx context.Context, doc gtc.RawDoc, o outcome) outcome 
 	}
 }
 
-// writeFailed records a write error; an unreachable store also stops the run.
+// writeFailed records a write error; an unreachable store or a full disk also stops the
+// run (every later write would fail the same way).
 func (r *runner) writeFailed(o outcome, err error) outcome {
 	o = r.fail(o, CodeWriteFailed, err.Error())
-	if errors.Is(err, gtc.ErrUnavailable) {
+	if errors.Is(err, gtc.ErrUnavailable) || errors.Is(err, gtc.ErrStorageFull) {
 		o.fatal = fmt.Errorf("write %s: %w", o.report.Key, err)
 	}
 	return o

@@ -244,6 +244,10 @@ func (v *Vocabulary) PutDefinition(ctx context.Context, key, description, by str
 		d.CreatedBy = ptr(by)
 	}
 	stored, _, err := v.defs.Upsert(ctx, d)
+	if errors.Is(err, gtc.ErrInvalidArgument) {
+		// A key the store cannot hold (Cosmos DB refuses / \ ? # in ids): the caller's to fix.
+		return nil, gtc.ValidationError([]gtc.FieldError{{Field: "tag_key", Message: "contains characters that are not allowed"}})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store tag definition '%s': %w", key, err)
 	}
@@ -257,7 +261,8 @@ func (v *Vocabulary) DeleteDefinition(ctx context.Context, key string) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, gtc.ErrNotFound):
+	case errors.Is(err, gtc.ErrNotFound), errors.Is(err, gtc.ErrInvalidArgument):
+		// A key the store cannot hold (Cosmos DB refuses / \ ? # in ids) has no definition.
 		return &gtc.Error{Code: gtc.CodeNotFound, Message: fmt.Sprintf("Tag definition '%s' not found", key)}
 	default:
 		return fmt.Errorf("delete tag definition '%s': %w", key, err)

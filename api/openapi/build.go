@@ -227,6 +227,9 @@ func (o op) withBody() op { return o.addMissing(413, 415, 422) }
 // withStore adds the status of an unreachable store.
 func (o op) withStore() op { return o.addMissing(503) }
 
+// withWrites adds the status of a write refused for want of storage space.
+func (o op) withWrites() op { return o.addMissing(507) }
+
 func (o op) addMissing(statuses ...int) op {
 	for _, status := range statuses {
 		if _, ok := o.responses()[strconv.Itoa(status)]; !ok {
@@ -249,4 +252,5 @@ var standardErrors = map[int]string{
 		"malformed JSON (`INVALID_JSON`). `errors` lists every problem.",
 	500: "Unexpected server fault (`INTERNAL`).",
 	503: "The store cannot be reached (`STORE_UNAVAILABLE`).",
+	507: "The server is out of storage space (`INSUFFICIENT_STORAGE`); nothing was saved. Free disk space and retry.",
 }

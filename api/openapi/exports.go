@@ -133,11 +133,14 @@ func exportErrors(o op) op {
 			"`EXPORT_RECORD_INVALID` (`<processor>: record '<id>': <message>`) when a processor rejects a "+
 			"record before the response has started.").
 		fails(500, "`Internal server error` (`INTERNAL`), or `Export storage write failed` "+
-			"(`STORAGE_ERROR`) when an artifact export fails part-way; the partial snapshot has no "+
+			"(`STORAGE_ERROR`) when export storage refuses a write part-way; the partial snapshot has no "+
 			"manifest and is never listed.").
-		fails(503, "`STORE_UNAVAILABLE`: the store or export storage cannot be reached; `EXPORT_BUSY` "+
+		fails(503, "`STORE_UNAVAILABLE`: the store or export storage cannot be reached, before or part-way "+
+			"through an artifact export (nothing partial is listed); `EXPORT_BUSY` "+
 			"(`Too many exports are running; retry later`, with `Retry-After: 10`) when "+
-			"`GTC_EXPORT_MAX_CONCURRENT` exports are running and none ends within 5 s.")
+			"`GTC_EXPORT_MAX_CONCURRENT` exports are running and none ends within 5 s.").
+		fails(507, "`INSUFFICIENT_STORAGE`: export storage (an artifact) or the server's temporary space "+
+			"(an attachment) is out of space; nothing partial is kept or sent.")
 }
 
 func downloadSnapshot() op {

@@ -163,6 +163,8 @@ func importBulk() op {
 		).
 		body(arr(ref("AgenticGroundTruthEntry-Input")), "The items to create; may be empty.").
 		ok(200, "The import report.", ref("ImportBulkResponse"), nil).
+		fails(507, "`INSUFFICIENT_STORAGE`: the server is out of storage space and no item of the request "+
+			"was saved. When some were saved, the answer is 200 and the others are listed as `CREATE_FAILED`.").
 		withBody().common().withStore()
 }
 
@@ -226,7 +228,7 @@ func updateGroundTruth() op {
 			"`TAG_RULE_VIOLATION`, `INVALID_APPROVAL` or `ITEM_TOO_LARGE`, in that check order.").
 		fails(404, "`Item not found` (`NOT_FOUND`).").
 		fails(412, "`ETag required` (`ETAG_REQUIRED`) or `ETag mismatch` (`ETAG_MISMATCH`).").
-		withBody().common().withStore()
+		withBody().common().withStore().withWrites()
 }
 
 func deleteGroundTruth() op {
@@ -239,7 +241,7 @@ func deleteGroundTruth() op {
 		fails(404, "`Item not found` (`NOT_FOUND`).").
 		fails(409, "").
 		fails(412, "").
-		common().withStore()
+		common().withStore().withWrites()
 }
 
 func recomputeTags() op {
@@ -257,6 +259,9 @@ func recomputeTags() op {
 		ok(200, "The run is over (`async=false`).", ref("RecomputeTagsResponse"), nil).
 		ok(202, "The job is queued (`async=true`); its `result` will have the 200 shape.",
 			ref("Job"), locationHeader("The job's status URL, `{prefix}/jobs/<id>`.")).
+		fails(507, "`INSUFFICIENT_STORAGE` (`async=false`): the server ran out of storage space and the "+
+			"recompute stopped; items already refreshed keep their new tags. An async job fails with the "+
+			"same code in its `error`.").
 		common().withStore()
 }
 
@@ -284,7 +289,7 @@ func selfServeAssignments() op {
 		optionalBody(ref("SelfServeRequest"), "The queue size; absent or empty means `GTC_SELF_SERVE_LIMIT`.").
 		ok(200, "The caller's queue.", ref("SelfServeResponse"), nil).
 		fails(422, standardErrors[422]+" Here also a `limit` that is not an integer or is negative.").
-		withBody().common().withStore()
+		withBody().common().withStore().withWrites()
 }
 
 func listMyAssignments() op {
@@ -314,7 +319,7 @@ func updateAssignedItem() op {
 			"is refused by the allow-lists (`FORBIDDEN`).").
 		fails(404, "`Item not found` (`NOT_FOUND`).").
 		fails(412, "`ETag required` (`ETAG_REQUIRED`) or `ETag mismatch` (`ETAG_MISMATCH`).").
-		withBody().common().withStore()
+		withBody().common().withStore().withWrites()
 }
 
 func assignItem() op {
@@ -335,7 +340,7 @@ func assignItem() op {
 		failsWith(409, "`ASSIGNMENT_CONFLICT`: the item is a draft held by another curator and "+
 			"`force` is not set; or the write lost its race three times (`CONCURRENT_MODIFICATION`).",
 			ref("AssignmentConflictError")).
-		withBody().common().withStore()
+		withBody().common().withStore().withWrites()
 }
 
 func duplicateAssignmentItem() op {
@@ -352,7 +357,7 @@ func duplicateAssignmentItem() op {
 		fails(403, "`ASSIGNMENT_OWNERSHIP`: the original is assigned to someone else; or the "+
 			"principal is refused by the allow-lists (`FORBIDDEN`).").
 		fails(404, "`Item not found` (`NOT_FOUND`).").
-		common().withStore()
+		common().withStore().withWrites()
 }
 
 // Tags.
@@ -377,7 +382,7 @@ func addTags() op {
 		ok(200, "The tags now known, and the ignored ones.", tagListResponse(true).
 			desc("TagListResponse plus `ignored`."), nil).
 		fails(400, "A tag is not `group:value` (`INVALID_TAG_FORMAT`); nothing is stored.").
-		withBody().common().withStore()
+		withBody().common().withStore().withWrites()
 }
 
 func removeTags() op {
@@ -386,7 +391,7 @@ func removeTags() op {
 		body(ref("RemoveTagsRequest"), "The tags to remove.").
 		ok(200, "The tags now known.", ref("TagListResponse"), nil).
 		fails(400, "A tag is not `group:value` (`INVALID_TAG_FORMAT`); nothing is removed.").
-		withBody().common().withStore()
+		withBody().common().withStore().withWrites()
 }
 
 func getTagGlossary() op {
@@ -404,7 +409,7 @@ func upsertTagDefinition() op {
 		ok(201, "Stored (created or updated).", ref("TagDefinitionResponse"), nil).
 		fails(422, standardErrors[422]+" Here also `tag_key` outside 1–200 characters after "+
 			"trimming, or `description` over 10000 characters.").
-		withBody().common().withStore()
+		withBody().common().withStore().withWrites()
 }
 
 func deleteTagDefinition() op {
@@ -412,7 +417,7 @@ func deleteTagDefinition() op {
 		params(pathParam("tag_key", "Tag key, percent-decoded once; any character except `/`.")).
 		empty(204, "Deleted; no body.").
 		fails(404, "`Tag definition '<tag_key>' not found` (`NOT_FOUND`).").
-		common().withStore()
+		common().withStore().withWrites()
 }
 
 // Datasets.
@@ -441,7 +446,7 @@ func putCurationInstructions() op {
 		ok(201, "Created.", ref("DatasetCurationInstructions"), etagHeader()).
 		fails(412, "`ETag required` when the document exists and no token was given (`ETAG_REQUIRED`); "+
 			"`ETag mismatch` for a stale token or a token for a missing document (`ETAG_MISMATCH`).").
-		withBody().common().withStore()
+		withBody().common().withStore().withWrites()
 }
 
 func deleteDataset() op {
@@ -455,7 +460,7 @@ func deleteDataset() op {
 			"curationInstructionsDeleted": boolean(),
 		}, "status", "itemsDeleted", "curationInstructionsDeleted"), nil).
 		fails(409, "").
-		common().withStore()
+		common().withStore().withWrites()
 }
 
 // Search.

@@ -142,7 +142,9 @@ func (as *agentOpStore) write(ctx context.Context, id, docID string, body []byte
 	if (st != 0 && st != http.StatusConflict && st != http.StatusPreconditionFailed) || errors.Is(err, context.Canceled) {
 		return err
 	}
-	got, rerr := as.storedWID(context.WithoutCancel(ctx), id, docID)
+	rctx, cancel := followUpContext(ctx)
+	defer cancel()
+	got, rerr := as.storedWID(rctx, id, docID)
 	if rerr == nil && got == wid {
 		return nil
 	}

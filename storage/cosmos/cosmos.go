@@ -430,6 +430,24 @@ func (s *Store) newWID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// afterDeadlineGrace is how long a follow-up call of a write (the read that resolves an
+// ambiguous outcome, an assignment record) may still run once the caller's deadline has
+// passed.
+const afterDeadlineGrace = time.Second
+
+// followUpContext is the context of a call that must not be cut short by the caller going
+// away or by its deadline (a write it follows may have been cut by them), but that must not
+// hold the caller's answer a whole Cosmos try (RequestTimeout, 30 s by default) past its
+// deadline either: it ends at that deadline, but runs at least afterDeadlineGrace. Without
+// a deadline (maintenance commands) only cancellation is dropped, as before.
+func followUpContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return context.WithoutCancel(ctx), func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), max(time.Until(dl), afterDeadlineGrace))
+}
+
 func errClosed(op string) error {
 	return fmt.Errorf("cosmos: %s: %w: store is closed", op, gtc.ErrUnavailable)
 }

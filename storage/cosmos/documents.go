@@ -383,7 +383,9 @@ func (s *Store) assignmentChanged(ctx context.Context, prev, next *gtc.Item) {
 
 // dropAssignment deletes user's record of k; a failure is only logged.
 func (s *Store) dropAssignment(ctx context.Context, user string, k gtc.Key) {
-	_, err := s.assignments.DeleteItem(context.WithoutCancel(ctx), azcosmos.NewPartitionKeyString("sme:"+user), assignmentID(k), nil)
+	fctx, cancel := followUpContext(ctx)
+	defer cancel()
+	_, err := s.assignments.DeleteItem(fctx, azcosmos.NewPartitionKeyString("sme:"+user), assignmentID(k), nil)
 	if err != nil && statusOf(err) != http.StatusNotFound {
 		s.log.Warn("cosmos: assignment record not deleted", "item", k.String(), "user", user, "err", err)
 	}
@@ -400,7 +402,9 @@ func (s *Store) putAssignment(ctx context.Context, it *gtc.Item) {
 		doc.AssignedAt = gtc.FormatStoredTime(*it.AssignedAt)
 	}
 	body, _ := json.Marshal(doc)
-	if _, err := s.assignments.UpsertItem(context.WithoutCancel(ctx), azcosmos.NewPartitionKeyString(doc.PK), body, nil); err != nil {
+	fctx, cancel := followUpContext(ctx)
+	defer cancel()
+	if _, err := s.assignments.UpsertItem(fctx, azcosmos.NewPartitionKeyString(doc.PK), body, nil); err != nil {
 		s.log.Warn("cosmos: assignment record not written", "item", k.String(), "user", user, "err", err)
 	}
 }

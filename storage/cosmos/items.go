@@ -173,7 +173,9 @@ func (is *itemStore) landed(ctx context.Context, k gtc.Key, p *preparedItem, wer
 	if errors.Is(werr, context.Canceled) {
 		return false, nil
 	}
-	cur, wid, err := is.read(context.WithoutCancel(ctx), k)
+	rctx, cancel := followUpContext(ctx)
+	defer cancel()
+	cur, wid, err := is.read(rctx, k)
 	if err == nil && wid == p.wid {
 		p.stored.ETag = cur.ETag
 		return true, nil

@@ -253,6 +253,10 @@ func (s *Store) putError(key string, err error) error {
 		return fmt.Errorf("artifacts: put %s: %w (%w)", key, gtc.ErrArtifactExists, err)
 	case errors.Is(err, syscall.ENOTDIR):
 		return fmt.Errorf("artifacts: put %s: an object is in the way of its directory: %w (%w)", key, gtc.ErrArtifactExists, err)
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		// Not "unavailable": the disk answers, it has no room. Put has removed (or will
+		// remove) its temporary file, so nothing partial stays behind.
+		return fmt.Errorf("artifacts: put %s: %w: %w", key, gtc.ErrStorageFull, err)
 	}
 	return fmt.Errorf("%w: put %s: %w", gtc.ErrStorageUnavailable, key, err)
 }

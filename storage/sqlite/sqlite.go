@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	gtc "github.com/gtc-dev/gtc"
@@ -204,25 +205,25 @@ func (s *Store) openPools(ctx context.Context, synchronous string, busy time.Dur
 
 	dir := filepath.Dir(s.path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("sqlite: create directory: %w: %w", gtc.ErrUnavailable, err)
+		return fileErr("create directory", err)
 	}
 	// Create the file ourselves so it gets 0600 whatever the umask; SQLite gives the WAL
 	// and shared-memory files the mode of the database file. No SQLite connection is open
 	// yet, so closing this descriptor cannot drop any of SQLite's POSIX locks.
 	f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return fmt.Errorf("sqlite: create database file: %w: %w", gtc.ErrUnavailable, err)
+		return fileErr("create database file", err)
 	}
 	if err := f.Chmod(0o600); err != nil {
 		_ = f.Close()
-		return fmt.Errorf("sqlite: chmod database file: %w: %w", gtc.ErrUnavailable, err)
+		return fileErr("chmod database file", err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("sqlite: create database file: %w: %w", gtc.ErrUnavailable, err)
+		return fileErr("create database file", err)
 	}
 	fi, err := os.Stat(s.path)
 	if err != nil {
-		return fmt.Errorf("sqlite: stat database file: %w: %w", gtc.ErrUnavailable, err)
+		return fileErr("stat database file", err)
 	}
 	s.fileInfo = fi
 
@@ -355,6 +356,15 @@ func (s *Store) newETag() string {
 	return gtc.NewETag(s.random)
 }
 
+// fileErr wraps an error of the file operations around opening the database: a full disk
+// is ErrStorageFull, anything else ErrUnavailable.
+func fileErr(op string, err error) error {
+	if isStorageFull(err) {
+		return fmt.Errorf("sqlite: %s: %w: %w", op, gtc.ErrStorageFull, err)
+	}
+	return fmt.Errorf("sqlite: %s: %w: %w", op, gtc.ErrUnavailable, err)
+}
+
 func errClosed(op string) error {
 	return fmt.Errorf("sqlite: %s: %w: store is closed", op, gtc.ErrUnavailable)
 }
@@ -371,6 +381,9 @@ func wrapErr(op string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("sqlite: %s: %w: %w", op, gtc.ErrUnavailable, err)
 	}
+	if isStorageFull(err) {
+		return fmt.Errorf("sqlite: %s: %w: %w", op, gtc.ErrStorageFull, err)
+	}
 	var se *sqlitedrv.Error
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
@@ -380,7 +393,22 @@ func wrapErr(op string, err error) error {
 			return fmt.Errorf("sqlite: %s: %w: %w", op, gtc.ErrConflict, err)
 		}
 	}
-	// Busy, locked, I/O, full disk, read-only file, closed pool, corrupt file, SQL the
-	// store should never have sent: nothing the caller can fix by changing its request.
+	// Busy, locked, I/O, read-only file, closed pool, corrupt file, SQL the store should
+	// never have sent: nothing the caller can fix by changing its request.
 	return fmt.Errorf("sqlite: %s: %w: %w", op, gtc.ErrUnavailable, err)
+}
+
+// isStorageFull reports whether err means there is no room left for the write: SQLITE_FULL
+// (the unix VFS reports a write that failed with ENOSPC so, and max_page_count gives it
+// too), SQLITE_IOERR_SHMSIZE (the WAL index could not grow), or a system error of a full
+// disk or an exhausted quota when the driver passes one through.
+func isStorageFull(err error) bool {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return true
+	}
+	var se *sqlitedrv.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	return se.Code()&0xff == sqlite3.SQLITE_FULL || se.Code() == sqlite3.SQLITE_IOERR_SHMSIZE
 }

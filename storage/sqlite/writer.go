@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sync/atomic"
+
+	gtc "github.com/gtc-dev/gtc"
 )
 
 // maxBatch caps how many queued writes share one transaction, so one commit never holds
@@ -142,7 +145,7 @@ func (s *Store) runTx(ops []*writeOp, results []error) error {
 		// The transaction is the savepoint.
 		if results[0] = ops[0].run(w); results[0] != nil {
 			if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
-				return wrapErr("rollback", err)
+				return rolledBack(results[0], "rollback", err)
 			}
 			return nil
 		}
@@ -156,7 +159,7 @@ func (s *Store) runTx(ops []*writeOp, results []error) error {
 			if results[i] != nil {
 				if _, err := w.stmt(s.stmts.rollbackTo).Exec(); err != nil {
 					_ = tx.Rollback()
-					return wrapErr("rollback to savepoint", err)
+					return rolledBack(results[i], "rollback to savepoint", err)
 				}
 			}
 			if _, err := w.stmt(s.stmts.release).Exec(); err != nil {
@@ -174,4 +177,16 @@ func (s *Store) runTx(ops []*writeOp, results []error) error {
 		}
 	}
 	return nil
+}
+
+// rolledBack is the error of a batch whose rollback failed after an operation failed with
+// cause. A full disk (SQLITE_FULL) may make SQLite roll back the whole transaction, not
+// only the failing statement; the ROLLBACK (TO) that follows then fails for want of a
+// transaction. Every operation of the batch was undone by the full disk, so each gets the
+// full-disk error rather than a misleading "unavailable".
+func rolledBack(cause error, op string, err error) error {
+	if errors.Is(cause, gtc.ErrStorageFull) {
+		return fmt.Errorf("sqlite: the shared transaction was rolled back: %w", cause)
+	}
+	return wrapErr(op, err)
 }
