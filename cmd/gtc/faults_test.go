@@ -86,20 +86,9 @@ func faultFill(t *testing.T, dir string, leave int64) string {
 // returns its answer ("ok" when the file is sound).
 func faultIntegrity(t *testing.T, path string) string {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	out, err := sqlite.CheckFile(context.Background(), path)
 	require.NoError(t, err)
-	defer db.Close()
-	rows, err := db.Query("PRAGMA integrity_check")
-	require.NoError(t, err)
-	defer rows.Close()
-	var lines []string
-	for rows.Next() {
-		var line string
-		require.NoError(t, rows.Scan(&line))
-		lines = append(lines, line)
-	}
-	require.NoError(t, rows.Err())
-	return strings.Join(lines, "\n")
+	return out
 }
 
 // faultItemCount counts the items in the database file.

@@ -18,21 +18,12 @@ import (
 // sqliteMaxPageCount is SQLite's own ceiling for max_page_count: "no cap".
 const sqliteMaxPageCount = 4294967294
 
-// integrityCheck runs PRAGMA integrity_check on db and returns its answer, one line per
-// problem ("ok" when there is none).
-func integrityCheck(t *testing.T, db *sql.DB) string {
+// integrity runs PRAGMA integrity_check on db ("ok" when the file is sound).
+func integrity(t *testing.T, db *sql.DB) string {
 	t.Helper()
-	rows, err := db.Query("PRAGMA integrity_check")
+	out, err := integrityCheck(context.Background(), db)
 	require.NoError(t, err)
-	defer rows.Close()
-	var lines []string
-	for rows.Next() {
-		var line string
-		require.NoError(t, rows.Scan(&line))
-		lines = append(lines, line)
-	}
-	require.NoError(t, rows.Err())
-	return strings.Join(lines, "\n")
+	return out
 }
 
 // TestFullDatabaseRefusesWritesAndKeepsWhatWasStored caps the database file at its current
@@ -149,7 +140,7 @@ func TestFullDatabaseRefusesWritesAndKeepsWhatWasStored(t *testing.T) {
 	count, err := s.Items().Count(ctx, gtc.Filter{})
 	require.NoError(t, err)
 	assert.Equal(t, len(acked), count, "the store holds exactly the acknowledged items")
-	assert.Equal(t, "ok", integrityCheck(t, s.rdb), "integrity while full")
+	assert.Equal(t, "ok", integrity(t, s.rdb), "integrity while full")
 
 	// Room again: writes work on the same store, without reopening it.
 	require.NoError(t, s.wdb.QueryRowContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", int64(sqliteMaxPageCount))).Scan(&capped))
@@ -169,7 +160,7 @@ func TestFullDatabaseRefusesWritesAndKeepsWhatWasStored(t *testing.T) {
 	db, err := sql.Open("sqlite", path+"?mode=ro")
 	require.NoError(t, err)
 	defer db.Close()
-	assert.Equal(t, "ok", integrityCheck(t, db), "integrity after close")
+	assert.Equal(t, "ok", integrity(t, db), "integrity after close")
 	var rows int
 	require.NoError(t, db.QueryRow("SELECT count(*) FROM items").Scan(&rows))
 	assert.Equal(t, len(acked), rows)
