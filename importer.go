@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // Import per-item codes and warning codes (api.md §3.4.2).
@@ -23,6 +25,10 @@ const (
 type ImportOptions struct {
 	Approve      bool
 	RegisterTags bool
+	// Batch is the index of this call among the batches of one run, counted from 0 (gtc
+	// import sends its input in batches; a request is one batch). It only labels the
+	// "import.batch" span.
+	Batch int
 }
 
 // ImportIssue is one per-item error or warning of an import.
@@ -96,13 +102,22 @@ func (c *Curator) CheckImportTags(entries []*ImportEntry) error {
 
 // Import creates the items of a schema-checked bulk import (api.md §3.4.2). Failures of
 // single items are reported in the result and never stop the others; existing items are
-// never overwritten.
-func (c *Curator) Import(ctx context.Context, entries []*ImportEntry, opts ImportOptions) (*ImportResult, error) {
+// never overwritten. A call is one "import.batch" span (a request rejected by the tag
+// checks is none); its store calls nest under it.
+func (c *Curator) Import(ctx context.Context, entries []*ImportEntry, opts ImportOptions) (res *ImportResult, err error) {
 	if err := c.CheckImportTags(entries); err != nil {
 		return nil, err
 	}
+	ctx, span := startBatchSpan(ctx, "import.batch", opts.Batch)
+	defer func() {
+		var imported, failed int
+		if res != nil {
+			imported, failed = res.Imported, res.Failed
+		}
+		endBatchSpan(span, err, len(entries), attribute.Int("gtc.batch.imported", imported), attribute.Int("gtc.batch.failed", failed))
+	}()
 	caller := CallerFrom(ctx)
-	res := &ImportResult{
+	res = &ImportResult{
 		Errors: []ImportIssue{}, UUIDs: make([]string, len(entries)), PIIWarnings: []PIIWarning{},
 		DuplicateWarnings: []DuplicateWarning{}, Warnings: []ImportIssue{},
 	}

@@ -9,6 +9,11 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Job statuses (api.md §3.5).
@@ -81,6 +86,8 @@ type Jobs struct {
 	cancel    context.CancelFunc
 	slots     chan struct{}
 
+	onFinish func(Job)
+
 	mu    sync.Mutex
 	jobs  map[string]*jobEntry
 	queue []*jobEntry // FIFO of queued jobs
@@ -115,6 +122,10 @@ func newJobID(now time.Time) string {
 	_, _ = rand.Read(b[6:])
 	return "job-" + jobIDEncoding.EncodeToString(b[:])
 }
+
+// OnFinish sets fn to be told of every job that finishes, with its final snapshot (the
+// metrics count them). Set it before the first Submit.
+func (j *Jobs) OnFinish(fn func(Job)) { j.onFinish = fn }
 
 // Submit queues a job and returns its first snapshot.
 func (j *Jobs) Submit(typ, createdBy string, params any, fn JobFunc) Job {
@@ -158,19 +169,29 @@ func (j *Jobs) run() {
 		e.job.Progress = p
 		j.mu.Unlock()
 	}
-	result, err := safeRun(j.ctx, e.fn, update)
+	ctx, span := otel.Tracer("github.com/gtc-dev/gtc").Start(j.ctx, "job."+e.job.Type,
+		trace.WithAttributes(attribute.String("gtc.job.id", e.job.ID), attribute.String("gtc.job.type", e.job.Type)))
+	result, err := safeRun(ctx, e.fn, update)
 
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	done := j.clock.Now().UTC()
 	e.job.FinishedAt = &done
 	if err != nil {
 		e.job.Status = JobFailed
 		e.job.Error = jobError(err)
-		return
+		span.SetStatus(codes.Error, e.job.Error.Code)
+	} else {
+		e.job.Status = JobSucceeded
+		e.job.Result = result
 	}
-	e.job.Status = JobSucceeded
-	e.job.Result = result
+	final := e.job
+	j.mu.Unlock()
+	span.SetAttributes(attribute.Int("gtc.job.processed", final.Progress.Processed), attribute.Int("gtc.job.updated", final.Progress.Updated),
+		attribute.Int("gtc.job.errors", final.Progress.Errors))
+	span.End()
+	if j.onFinish != nil {
+		j.onFinish(final)
+	}
 }
 
 func safeRun(ctx context.Context, fn JobFunc, update func(JobProgress)) (result any, err error) {

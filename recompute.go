@@ -7,6 +7,11 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // RecomputeRequest selects the items whose computed tags are refreshed.
@@ -88,60 +93,82 @@ func (c *Curator) RecomputeTags(ctx context.Context, req RecomputeRequest, hooks
 	}
 	matched := 0
 	cursor := ""
-	for {
-		page, err := c.store.Items().Scan(ctx, spec, cursor, batch)
+	for index := 0; ; index++ {
+		next, err := c.recomputePage(ctx, index, spec, cursor, batch, req.DryRun, hooks, res, &matched)
 		if err != nil {
 			return nil, err
-		}
-		outcomes := make([]recomputeOutcome, len(page.Items))
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, recomputeWorkers)
-		for i, it := range page.Items {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				outcomes[i] = c.recomputeOne(ctx, it, req.DryRun)
-			}()
-		}
-		wg.Wait()
-		for _, o := range outcomes {
-			if o.fatal != nil && errors.Is(o.fatal, ErrStorageFull) {
-				return nil, fmt.Errorf("%w: %w", &Error{Code: CodeInsufficientStorage, Message: "Out of storage space: " +
-					"the recompute stopped before it finished (items already refreshed keep their new tags). Free disk space and run it again."}, o.fatal)
-			}
-			if o.fatal != nil {
-				return nil, o.fatal
-			}
-			matched++
-			switch {
-			case o.item.Error != "":
-				res.Errors = append(res.Errors, o.item.ID+": "+o.item.Error)
-			case o.item.Changed:
-				res.Updated++
-				res.Processed++
-			default:
-				res.Skipped++
-				res.Processed++
-			}
-			if hooks.Item != nil && (o.item.Changed || o.item.Error != "") {
-				hooks.Item(o.item)
-			}
 		}
 		if hooks.Progress != nil {
 			// Writes during the scan can make more items match than were counted.
 			t := max(total, matched)
 			hooks.Progress(JobProgress{Total: &t, Processed: res.Processed, Updated: res.Updated, Skipped: res.Skipped, Errors: len(res.Errors)})
 		}
-		if page.Next == "" || (hooks.Stopped != nil && hooks.Stopped()) {
+		if next == "" || (hooks.Stopped != nil && hooks.Stopped()) {
 			break
 		}
-		cursor = page.Next
+		cursor = next
 	}
 	res.Total = matched
 	res.DurationMS = time.Since(start).Milliseconds()
 	return res, nil
+}
+
+// recomputePage reads the page at cursor and recomputes its items, adding them to res and
+// matched; it returns the cursor of the next page ("" after the last). The page is one
+// "recompute.batch" span under the job's, and its store calls nest under it.
+func (c *Curator) recomputePage(ctx context.Context, index int, spec ScanSpec, cursor string, limit int, dryRun bool,
+	hooks RecomputeHooks, res *RecomputeResult, matched *int) (next string, err error) {
+	ctx, span := startBatchSpan(ctx, "recompute.batch", index)
+	var items, updated, skipped, errs int
+	defer func() {
+		endBatchSpan(span, err, items, attribute.Int("gtc.batch.updated", updated), attribute.Int("gtc.batch.skipped", skipped),
+			attribute.Int("gtc.batch.errors", errs))
+	}()
+	page, err := c.store.Items().Scan(ctx, spec, cursor, limit)
+	if err != nil {
+		return "", err
+	}
+	items = len(page.Items)
+	outcomes := make([]recomputeOutcome, len(page.Items))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, recomputeWorkers)
+	for i, it := range page.Items {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			outcomes[i] = c.recomputeOne(ctx, it, dryRun)
+		}()
+	}
+	wg.Wait()
+	for _, o := range outcomes {
+		if o.fatal != nil && errors.Is(o.fatal, ErrStorageFull) {
+			return "", fmt.Errorf("%w: %w", &Error{Code: CodeInsufficientStorage, Message: "Out of storage space: " +
+				"the recompute stopped before it finished (items already refreshed keep their new tags). Free disk space and run it again."}, o.fatal)
+		}
+		if o.fatal != nil {
+			return "", o.fatal
+		}
+		*matched++
+		switch {
+		case o.item.Error != "":
+			res.Errors = append(res.Errors, o.item.ID+": "+o.item.Error)
+			errs++
+		case o.item.Changed:
+			res.Updated++
+			res.Processed++
+			updated++
+		default:
+			res.Skipped++
+			res.Processed++
+			skipped++
+		}
+		if hooks.Item != nil && (o.item.Changed || o.item.Error != "") {
+			hooks.Item(o.item)
+		}
+	}
+	return page.Next, nil
 }
 
 type recomputeOutcome struct {
@@ -229,4 +256,32 @@ func setDiff(a, b []string) (added, removed []string) {
 	slices.Sort(added)
 	slices.Sort(removed)
 	return slices.Compact(added), slices.Compact(removed)
+}
+
+// tracerName names the spans of the root package (the job spans of jobs.go and the batch
+// spans here). The tracer is looked up per span so a provider installed later is used.
+const tracerName = "github.com/gtc-dev/gtc"
+
+// startBatchSpan starts the span of one batch of a job ("recompute.batch", "import.batch")
+// under ctx's span; the store calls of the batch take the returned context.
+func startBatchSpan(ctx context.Context, name string, index int) (context.Context, trace.Span) {
+	ctx, span := otel.Tracer(tracerName).Start(ctx, name)
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int("gtc.batch.index", index))
+	}
+	return ctx, span
+}
+
+// endBatchSpan ends a batch span with its item count and counts, and an error status when
+// the batch failed as a whole (per-item problems are counts, not a failed batch).
+func endBatchSpan(span trace.Span, err error, items int, counts ...attribute.KeyValue) {
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int("gtc.batch.items", items))
+		span.SetAttributes(counts...)
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+	}
+	span.End()
 }

@@ -105,12 +105,17 @@ type FileEntry struct {
 // is never handed out again.
 func (x *Exporter) Artifact(ctx context.Context, plan *Plan) (ar ArtifactResult, err error) {
 	ar.Result = x.begin(plan)
-	t0 := time.Now()
-	defer func() { x.logDone(plan, ar.Result, err, t0) }()
+	ctx, op := x.startOperation(ctx, spanArtifact, plan)
+	defer func() { op.done(ar.Result, err) }()
 	if x.artifacts == nil {
 		return ar, errors.New("export: no artifact storage configured")
 	}
-	id, err := x.reserve(ctx, ar.SnapshotAt)
+	rctx, span := startSpan(ctx, spanReserve)
+	id, err := x.reserve(rctx, ar.SnapshotAt)
+	if span.IsRecording() && id != "" {
+		span.SetAttributes(attrSnapshotID.String(id))
+	}
+	endSpan(span, -1, err)
 	if err != nil {
 		return ar, err
 	}
@@ -124,10 +129,12 @@ func (x *Exporter) Artifact(ctx context.Context, plan *Plan) (ar ArtifactResult,
 	count, bytesOut, err := x.writeData(ctx, plan, ar.Result, ar.SnapshotDir, files, datasets)
 	ar.Count, ar.Bytes = count, bytesOut
 	if err == nil {
-		err = x.writeManifest(ctx, plan, ar, files, datasets)
+		mctx, span := startSpan(ctx, spanManifest)
+		err = x.writeManifest(mctx, plan, ar, files, datasets)
+		endSpan(span, ar.Count, err)
 	}
 	if err != nil {
-		x.cleanup(ar.SnapshotDir)
+		x.cleanup(ctx, ar.SnapshotDir)
 		var re *RecordError
 		var ge *gtc.Error
 		if errors.As(err, &re) || errors.As(err, &ge) || ctx.Err() != nil {
@@ -175,13 +182,25 @@ func (x *Exporter) reserve(ctx context.Context, at string) (string, error) {
 
 // writeData writes the data files: one per record for json_snapshot_payload, otherwise the
 // formatter's single file.
-func (x *Exporter) writeData(ctx context.Context, plan *Plan, res Result, dir string, files *manifestFiles, datasets map[string]struct{}) (int, int64, error) {
+func (x *Exporter) writeData(ctx context.Context, plan *Plan, res Result, dir string, files *manifestFiles, datasets map[string]struct{}) (count int, size int64, err error) {
 	note := func(ds string) {
 		if isNotBlank(ds) {
 			datasets[ds] = struct{}{}
 		}
 	}
-	if plan.Formatter.Name() == (SnapshotPayload{}).Name() {
+	stage := spanWriteData
+	perItem := plan.Formatter.Name() == (SnapshotPayload{}).Name()
+	if perItem {
+		stage = spanWriteItems
+	}
+	ctx, span := startSpan(ctx, stage)
+	defer func() {
+		if span.IsRecording() {
+			span.SetAttributes(attrBytes.Int64(size))
+		}
+		endSpan(span, count, err)
+	}()
+	if perItem {
 		return x.writeItemFiles(ctx, plan, dir, files, note)
 	}
 
@@ -450,8 +469,10 @@ func writeIndentedMember(w *bufio.Writer, indent, key string, v any) error {
 // cleanup deletes the data files of a failed snapshot, keeping the reservation so its id
 // is never reused. It is best effort: leftovers have no manifest, are never listed and are
 // removed by gtc export prune --incomplete.
-func (x *Exporter) cleanup(dir string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+func (x *Exporter) cleanup(ctx context.Context, dir string) {
+	// The export's context may be cancelled already; the clean-up keeps only its values
+	// (the trace), so its store calls nest under the export's span.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	keys := make(chan string, 64)
 	var wg sync.WaitGroup

@@ -32,6 +32,8 @@ type Config struct {
 	BusyWait         time.Duration // how long a request waits for a slot (default 5 s)
 	TempDir          string        // attachment spools and manifest runs ($GTC_DATA_DIR/tmp)
 	Log              *slog.Logger
+	// Observer is told of every finished Stream, Attachment and Artifact (nil: nobody).
+	Observer Observer
 }
 
 // Exporter runs exports: the pipeline of export-storage-migration.md §1 from the item store
@@ -51,6 +53,7 @@ type Exporter struct {
 	log          *slog.Logger
 	slots        chan struct{}
 	snapshots    *snapshotCache
+	observer     Observer
 }
 
 // New checks the configuration and returns the exporter. The default chain must name
@@ -90,6 +93,7 @@ func New(c Config) (*Exporter, error) {
 		tmp: c.TempDir, log: c.Log,
 		slots:     make(chan struct{}, c.MaxConcurrent),
 		snapshots: newSnapshotCache(4096),
+		observer:  c.Observer,
 	}, nil
 }
 
@@ -226,11 +230,20 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 	}
 	spec := gtc.ScanSpec{Statuses: plan.Statuses, DatasetNames: plan.DatasetNames, Order: gtc.ByDatasetID}
 	scanned := make(chan page, 1)
+	// The read stage is the scan goroutine; the store's Scan spans nest under its span.
+	rctx, rspan := startSpan(ctx, spanRead)
 	wg.Go(func() {
 		defer close(scanned)
+		n := 0
+		var failed error
+		defer func() { endSpan(rspan, n, failed) }()
 		cursor := ""
 		for {
-			p, err := x.items.Scan(ctx, spec, cursor, x.pageSize)
+			p, err := x.items.Scan(rctx, spec, cursor, x.pageSize)
+			n += len(p.Items)
+			if err != nil && ctx.Err() == nil {
+				failed = err
+			}
 			select {
 			case scanned <- page{items: p.Items, last: p.Next == "", err: err}:
 			case <-ctx.Done():
@@ -246,8 +259,12 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 	if fast {
 		out := make(chan page, 1)
 		built = out
+		_, bspan := startSpan(ctx, spanBuild) // the fast path's build goroutine
 		wg.Go(func() {
 			defer close(out)
+			n := 0
+			var failed error
+			defer func() { endSpan(bspan, n, failed) }()
 			var c canon
 			for p := range scanned {
 				if p.err == nil {
@@ -255,11 +272,12 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 					for _, it := range p.items {
 						rec, err := x.buildFast(plan, it, &c)
 						if err != nil {
-							p.err = err
+							p.err, failed = err, err
 							break
 						}
 						p.raws = append(p.raws, rec)
 					}
+					n += len(p.raws)
 					p.items = nil
 				}
 				select {
@@ -274,14 +292,22 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 		})
 	}
 
+	// The write stage is this goroutine: the general path's build and chain, the sink.
+	wctx, wspan := startSpan(ctx, spanWrite)
+	read := 0
+	var failed error // the write stage's own failure, not one passed down from reading
+	defer func() { endSpan(wspan, read, failed) }()
+	fail := func(err error) (int, error) {
+		failed = err
+		return read, err
+	}
 	var scratch bytes.Buffer
-	chain := newChainRunner(ctx, plan.Processors, func(r Record) error {
+	chain := newChainRunner(wctx, plan.Processors, func(r Record) error {
 		if err := project(r); err != nil {
 			return err
 		}
 		return s.rec(r)
 	})
-	read := 0
 	for n := 0; ; n++ {
 		p, ok := <-built
 		if !ok {
@@ -293,11 +319,11 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 			}
 			rec, err := BuildRecord(it, &scratch)
 			if err != nil {
-				return read, err
+				return fail(err)
 			}
 			p.items[i] = nil // the page need not keep what has been exported
 			if err := chain.push(rec); err != nil {
-				return read, err
+				return fail(err)
 			}
 			read++
 		}
@@ -307,7 +333,7 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 			}
 			p.raws[i] = nil
 			if err := s.raw(rec); err != nil {
-				return read, err
+				return fail(err)
 			}
 			read++
 		}
@@ -319,12 +345,12 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 		}
 		if p.last {
 			if err := chain.finish(); err != nil {
-				return read, err
+				return fail(err)
 			}
 		}
 		if afterPage != nil {
 			if err := afterPage(n); err != nil {
-				return read, err
+				return fail(err)
 			}
 		}
 		if p.last {
@@ -369,8 +395,8 @@ type flusher interface{ Flush() }
 // Flush method).
 func (x *Exporter) Stream(ctx context.Context, plan *Plan, w io.Writer, start func(Result) error) (res Result, err error) {
 	res = x.begin(plan)
-	t0 := time.Now()
-	defer func() { x.logDone(plan, res, err, t0) }()
+	ctx, op := x.startOperation(ctx, spanStream, plan)
+	defer func() { op.done(res, err) }()
 	cw := &countingWriter{w: w}
 	g := &gate{w: cw}
 	bw := bufio.NewWriterSize(g, 64<<10)
@@ -417,8 +443,8 @@ func (x *Exporter) Stream(ctx context.Context, plan *Plan, w io.Writer, start fu
 // sends the spool and closes it.
 func (x *Exporter) Attachment(ctx context.Context, plan *Plan) (sp *Spool, res Result, err error) {
 	res = x.begin(plan)
-	t0 := time.Now()
-	defer func() { x.logDone(plan, res, err, t0) }()
+	ctx, op := x.startOperation(ctx, spanAttachment, plan)
+	defer func() { op.done(res, err) }()
 	sp = newSpool(x.tmp)
 	bw := bufio.NewWriterSize(sp, 64<<10)
 	enc, err := plan.Formatter.NewEncoder(bw, x.header(plan, res))
@@ -440,20 +466,17 @@ func (x *Exporter) Attachment(ctx context.Context, plan *Plan) (sp *Spool, res R
 	return sp, res, nil
 }
 
-// logDone writes the one summary line of an export.
-func (x *Exporter) logDone(plan *Plan, res Result, err error, t0 time.Time) {
-	outcome, level := "ok", slog.LevelInfo
+// logDone writes the one summary line of an export; outcome is outcomeOf(err).
+func (x *Exporter) logDone(plan *Plan, res Result, err error, outcome string, d time.Duration) {
+	level := slog.LevelInfo
 	if err != nil {
-		outcome, level = "failed", slog.LevelWarn
-		if errors.Is(err, context.Canceled) {
-			outcome = "cancelled"
-		}
+		level = slog.LevelWarn
 	}
 	attrs := []any{
 		"request_id", plan.RequestID, "actor", plan.Actor, "mode", plan.Mode,
 		"format", plan.Formatter.Name(), "processors", strings.Join(plan.ProcessorNames(), ","),
 		"filters", filtersText(plan.FiltersEcho), "count", res.Count, "bytes", res.Bytes,
-		"duration_ms", time.Since(t0).Milliseconds(), "outcome", outcome,
+		"duration_ms", d.Milliseconds(), "outcome", outcome,
 	}
 	if res.SnapshotID != "" {
 		attrs = append(attrs, "snapshot_id", res.SnapshotID)

@@ -9,6 +9,10 @@ import (
 	"strings"
 	"sync"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+
 	gtc "github.com/gtc-dev/gtc"
 )
 
@@ -286,50 +290,86 @@ func (r *runner) itemsPass(ctx context.Context) error {
 		}
 	}
 	cursor := r.cp.Cursor
-	for {
+	for index := 0; ; index++ {
 		if ctx.Err() != nil {
 			r.sum.Interrupted = true
 			return r.saveCheckpoint()
 		}
-		page, err := r.m.ScanRaw(ctx, r.o.Datasets, cursor, r.o.BatchSize)
-		if err != nil {
-			if ctx.Err() != nil {
-				r.sum.Interrupted = true
-				return r.saveCheckpoint()
-			}
-			_ = r.saveCheckpoint()
-			return fmt.Errorf("read the documents: %w", err)
-		}
-		outcomes, stopAfter := r.processBatch(context.WithoutCancel(ctx), page.Docs)
-		fatalErr := r.record(outcomes)
-		if r.job.Hooks.BatchDone != nil {
-			r.job.Hooks.BatchDone()
-		}
-		if r.job.Hooks.Progress != nil {
-			r.job.Hooks.Progress(Progress{
-				Processed: r.sum.Total, Total: total, Migrated: r.sum.Migrated,
-				Skipped: r.sum.Skipped, Errors: r.sum.Failed,
-			})
-		}
-		if fatalErr != nil {
-			_ = r.saveCheckpoint()
-			return fatalErr
-		}
-		if stopAfter || (r.o.FailFast && r.sum.Failed > 0) {
-			// A cut batch is resumed from its start: its written documents are skipped then.
-			r.sum.Interrupted = true
-			return r.saveCheckpoint()
-		}
-		cursor = page.Next
-		r.cp.Cursor = cursor
-		if err := r.saveCheckpoint(); err != nil {
+		next, done, err := r.itemsBatch(ctx, index, cursor, total)
+		if done || err != nil {
 			return err
 		}
+		cursor = next
 		if cursor == "" {
 			return nil
 		}
 	}
 }
+
+// itemsBatch reads the batch at cursor, converts and writes it, records it and writes the
+// checkpoint. done is set when the pass ends here (interrupted, failed or cut); next is
+// the cursor of the following batch ("" after the last). The batch is one "migrate.batch"
+// span and its store calls nest under it.
+func (r *runner) itemsBatch(ctx context.Context, index int, cursor string, total int) (next string, done bool, err error) {
+	ctx, span := otel.Tracer(tracerName).Start(ctx, "migrate.batch")
+	var items int
+	migrated, skipped, failed := r.sum.Migrated, r.sum.Skipped, r.sum.Failed
+	defer func() {
+		if span.IsRecording() {
+			span.SetAttributes(attribute.Int("gtc.batch.index", index), attribute.Int("gtc.batch.items", items),
+				attribute.Int("gtc.batch.migrated", r.sum.Migrated-migrated),
+				attribute.Int("gtc.batch.skipped", r.sum.Skipped-skipped),
+				attribute.Int("gtc.batch.errors", r.sum.Failed-failed))
+			if r.sum.Interrupted {
+				span.SetAttributes(attribute.Bool("gtc.batch.interrupted", true))
+			}
+			if err != nil {
+				span.RecordError(err)
+				span.SetStatus(codes.Error, err.Error())
+			}
+		}
+		span.End()
+	}()
+	page, err := r.m.ScanRaw(ctx, r.o.Datasets, cursor, r.o.BatchSize)
+	if err != nil {
+		if ctx.Err() != nil {
+			r.sum.Interrupted = true
+			return "", true, r.saveCheckpoint()
+		}
+		_ = r.saveCheckpoint()
+		return "", true, fmt.Errorf("read the documents: %w", err)
+	}
+	items = len(page.Docs)
+	outcomes, stopAfter := r.processBatch(context.WithoutCancel(ctx), page.Docs)
+	fatalErr := r.record(outcomes)
+	if r.job.Hooks.BatchDone != nil {
+		r.job.Hooks.BatchDone()
+	}
+	if r.job.Hooks.Progress != nil {
+		r.job.Hooks.Progress(Progress{
+			Processed: r.sum.Total, Total: total, Migrated: r.sum.Migrated,
+			Skipped: r.sum.Skipped, Errors: r.sum.Failed,
+		})
+	}
+	if fatalErr != nil {
+		_ = r.saveCheckpoint()
+		return "", true, fatalErr
+	}
+	if stopAfter || (r.o.FailFast && r.sum.Failed > 0) {
+		// A cut batch is resumed from its start: its written documents are skipped then.
+		r.sum.Interrupted = true
+		return "", true, r.saveCheckpoint()
+	}
+	r.cp.Cursor = page.Next
+	if err := r.saveCheckpoint(); err != nil {
+		return "", true, err
+	}
+	return page.Next, false, nil
+}
+
+// tracerName names the spans of this package; the tracer is looked up per span so a
+// provider installed later is the one used.
+const tracerName = "github.com/gtc-dev/gtc/migrate"
 
 // limitBatch cuts a batch's converted outcomes so that at most Limit documents are written
 // in this run; documents that need no write do not count.

@@ -24,6 +24,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/storage/internal/aztrace"
 )
 
 // CheckTimeout is the budget of Check, the startup check (§2.4).
@@ -59,6 +60,11 @@ type Options struct {
 	// Logger receives the line Check writes when it creates the container (slog.Default
 	// when nil).
 	Logger *slog.Logger
+	// OnRetry, when set, is called before every retry of an HTTP request to Blob Storage,
+	// with the reason: the status code of the try that is retried ("503", "500") or
+	// "transport" when it got no answer. cmd/gtc counts them as
+	// gtc_store_retries_total{backend="blob"}. It must be safe for concurrent use.
+	OnRetry func(reason string)
 }
 
 // DefaultRetry is the SDK retry policy of §2.4.
@@ -108,6 +114,8 @@ func New(o Options) (*Store, error) {
 	copts := &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{
 		Retry:     DefaultRetry(),
 		Transport: o.HTTPClient,
+		// A span per try, the caller's W3C trace headers on every request, retries counted.
+		PerRetryPolicies: []policy.Policy{aztrace.New("blob", o.OnRetry)},
 	}}
 	if o.Retry != nil {
 		copts.Retry = *o.Retry

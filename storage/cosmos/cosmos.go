@@ -36,6 +36,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/storage/internal/aztrace"
 )
 
 // Backend is what Store.Backend reports.
@@ -154,6 +155,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is written into the migration marker by a new deployment ("gtc <version>").
 	Version string
+	// OnRetry, when set, is called before every retry of an HTTP request to Cosmos DB (the
+	// SDK's and the store's own), with the reason: the status code of the try that is
+	// retried ("429", "503") or "transport" when it got no answer. cmd/gtc counts them as
+	// gtc_store_retries_total{backend="cosmos"}. It must be safe for concurrent use.
+	OnRetry func(reason string)
 }
 
 // Store is the Cosmos DB implementation of gtc.Store.
@@ -250,7 +256,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 				TryTimeout:    opts.RequestTimeout,
 				StatusCodes:   retryStatusCodes,
 			},
-			PerRetryPolicies: []policy.Policy{unavailableRetry{attempts: opts.RetryAttempts, delay: opts.RetryDelay, maxDelay: opts.MaxRetryDelay}},
+			// aztrace comes after unavailableRetry so that each of its tries is a span (and a
+			// retry counted) too; every try carries the caller's W3C trace headers.
+			PerRetryPolicies: []policy.Policy{
+				unavailableRetry{attempts: opts.RetryAttempts, delay: opts.RetryDelay, maxDelay: opts.MaxRetryDelay},
+				aztrace.New("cosmos", opts.OnRetry),
+			},
 		},
 		EnableContentResponseOnWrite: false,
 		PreferredRegions:             opts.PreferredRegions,
