@@ -24,6 +24,7 @@ func (s *Server) handleRecompute(c echo.Context) error {
 	}
 	if !async {
 		res, err := s.cur.RecomputeTags(c.Request().Context(), req, gtc.RecomputeHooks{})
+		s.recomputed(res)
 		if err != nil {
 			return err
 		}
@@ -31,7 +32,9 @@ func (s *Server) handleRecompute(c echo.Context) error {
 	}
 	caller := gtc.CallerFrom(c.Request().Context())
 	job := s.jobs.Submit("recompute-tags", caller.UserID, params, func(ctx context.Context, update func(gtc.JobProgress)) (any, error) {
-		return s.cur.RecomputeTags(ctx, req, gtc.RecomputeHooks{Progress: update})
+		res, err := s.cur.RecomputeTags(ctx, req, gtc.RecomputeHooks{Progress: update})
+		s.recomputed(res)
+		return res, err
 	})
 	c.Response().Header().Set(echo.HeaderLocation, s.opts.Prefix+"/jobs/"+job.ID)
 	return writeJSON(c, http.StatusAccepted, job)
@@ -43,4 +46,16 @@ func (s *Server) handleGetJob(c echo.Context) error {
 		return &gtc.Error{Code: gtc.CodeNotFound, Message: "Job not found"}
 	}
 	return writeJSON(c, http.StatusOK, job)
+}
+
+// RecomputeObserver is implemented by an Observer that counts tag recomputes: it is told of
+// every recompute the API ran, inline or as a job, once it ends.
+type RecomputeObserver interface {
+	Recomputed(res *gtc.RecomputeResult)
+}
+
+func (s *Server) recomputed(res *gtc.RecomputeResult) {
+	if ro, ok := s.observer.(RecomputeObserver); ok && res != nil && !res.DryRun {
+		ro.Recomputed(res)
+	}
 }

@@ -20,6 +20,9 @@ func (s *Server) routes() {
 	}
 	add(http.MethodGet, "/healthz", s.handleHealthz)
 	add(http.MethodGet, "/readyz", s.handleReadyz)
+	if s.opts.Metrics != nil {
+		add(http.MethodGet, "/metrics", echo.WrapHandler(s.opts.Metrics))
+	}
 
 	add(http.MethodGet, p+"/openapi.json", s.handleOpenAPI)
 	add(http.MethodGet, p+"/schemas", s.handleSchemas)

@@ -19,6 +19,11 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/api/agent"
@@ -52,6 +57,18 @@ type Options struct {
 	// set. Otherwise those paths are unknown routes (404).
 	AgentToolsEnabled bool
 	AgentMCPEnabled   bool
+	// Metrics, when set, is served at GET /metrics (the Prometheus text format). Who may
+	// read it follows the auth mode like every path: anonymous in Easy Auth mode only when
+	// listed in Auth.AnonymousPaths.
+	Metrics http.Handler
+}
+
+// RequestObserver is told of every request: when it starts, and when it is answered with
+// its route template ("unmatched" when no route matched; never the raw path), method,
+// status and duration. It must be safe for concurrent use.
+type RequestObserver interface {
+	RequestStarted()
+	RequestDone(route, method string, status int, d time.Duration)
 }
 
 // Server is the HTTP API. Build it with New and serve Handler().
@@ -65,6 +82,7 @@ type Server struct {
 	long   map[string]bool // routes that run under ExportTimeout
 	// resolveCaller works out the caller from request headers (CallerResolver).
 	resolveCaller func(http.Header) (gtc.Caller, error)
+	observer      RequestObserver
 	log           *slog.Logger
 	e             *echo.Echo
 	draining      atomic.Bool
@@ -85,7 +103,9 @@ type Deps struct {
 	// Agent is the agent tool registry; nil serves neither the tool routes nor /mcp. Build
 	// it with agent.Options.ResolveCaller = CallerResolver(Options.Auth).
 	Agent *agent.Tools
-	Log   *slog.Logger // nil discards
+	// Observer counts and times requests (the metrics); nil counts nothing.
+	Observer RequestObserver
+	Log      *slog.Logger // nil discards
 }
 
 // New builds the server and its routes.
@@ -116,7 +136,7 @@ func New(d Deps, opts Options) *Server {
 		d.Search = gtc.NoSearch{}
 	}
 	s := &Server{opts: opts, cur: cur, jobs: d.Jobs, search: d.Search, exp: d.Exporter, agent: d.Agent, log: log,
-		resolveCaller: CallerResolver(opts.Auth)}
+		resolveCaller: CallerResolver(opts.Auth), observer: d.Observer}
 	s.long = s.exportRoutes()
 	e := echo.New()
 	e.HideBanner = true
@@ -133,6 +153,10 @@ func (s *Server) Handler() http.Handler { return s.e }
 
 // SetDraining makes /readyz answer 503 while the server shuts down.
 func (s *Server) SetDraining() { s.draining.Store(true) }
+
+// tracerName names the spans of this package. The tracer is looked up per span, so a
+// provider installed later (or replaced in a test) is always the one used.
+const tracerName = "github.com/gtc-dev/gtc/api"
 
 const (
 	ctxRequestID = "gtc.requestID"
@@ -174,6 +198,22 @@ func (s *Server) base(next echo.HandlerFunc) echo.HandlerFunc {
 			id = newRequestID()
 		}
 		c.Set(ctxRequestID, id)
+		route := c.Path()
+		if route == "" || c.Get(echo.ContextKeyHeaderAllow) != nil {
+			route = "unmatched"
+		}
+		if s.observer != nil {
+			s.observer.RequestStarted()
+		}
+		// The request span continues the caller's trace (W3C traceparent) and is the
+		// parent of every store call, export stage and Azure SDK call of the request.
+		ctx, span := otel.Tracer(tracerName).Start(otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header)),
+			r.Method+" "+route, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("http.route", route),
+				attribute.String("gtc.request_id", id)))
+		defer span.End()
+		r = r.WithContext(ctx)
+		c.SetRequest(r)
 		h := c.Response().Header()
 		h.Set("X-Request-Id", id)
 		h.Set("X-Content-Type-Options", "nosniff")
@@ -204,15 +244,26 @@ func (s *Server) base(next echo.HandlerFunc) echo.HandlerFunc {
 				err = nil
 			}
 			status := c.Response().Status
+			elapsed := time.Since(start)
+			if s.observer != nil {
+				s.observer.RequestDone(route, r.Method, status, elapsed)
+			}
+			span.SetAttributes(attribute.Int("http.response.status_code", status))
+			if status >= 500 {
+				span.SetStatus(codes.Error, http.StatusText(status))
+			}
 			user, _ := c.Get(ctxUser).(string)
 			level := slog.LevelInfo
 			if status >= 500 {
 				level = slog.LevelError
 			}
-			s.log.Log(r.Context(), level, "request",
-				"request_id", id, "method", r.Method, "route", c.Path(), "path", r.URL.Path,
-				"status", status, "duration_ms", float64(time.Since(start).Microseconds())/1000,
-				"user", user, "bytes_out", c.Response().Size)
+			attrs := []any{"request_id", id, "method", r.Method, "route", c.Path(), "path", r.URL.Path,
+				"status", status, "duration_ms", float64(elapsed.Microseconds()) / 1000,
+				"user", user, "bytes_out", c.Response().Size}
+			if sc := span.SpanContext(); sc.IsValid() {
+				attrs = append(attrs, "trace_id", sc.TraceID().String(), "span_id", sc.SpanID().String())
+			}
+			s.log.Log(r.Context(), level, "request", attrs...)
 		}()
 		return next(c)
 	}

@@ -44,7 +44,8 @@ type Config struct {
 	ShutdownTimeout       Duration `split_words:"true" default:"30s" desc:"graceful drain on SIGINT/SIGTERM"`
 	LogLevel              string   `split_words:"true" default:"info" desc:"debug, info, warn or error"`
 	LogFormat             string   `split_words:"true" default:"auto" desc:"json, text, or auto (text on a terminal)"`
-	ServiceName           string   `split_words:"true" default:"gtc-backend" desc:"service attribute of every log line"`
+	ServiceName           string   `split_words:"true" default:"gtc-backend" desc:"service attribute of every log line, and the traces' service.name unless OTEL_SERVICE_NAME is set"`
+	MetricsEnabled        Bool     `split_words:"true" default:"true" desc:"serve GET /metrics (Prometheus) and count requests, store calls, exports, jobs and agent operations"`
 	DataDir               string   `split_words:"true" default:"./data" desc:"home of the SQLite database and local files"`
 
 	// Identity.
@@ -174,8 +175,8 @@ var ignoredNames = map[string]string{
 	"GTC_COSMOS_TEST_MODE":                 "startup no longer needs a test switch",
 	"GTC_PAGINATION_TAG_FETCH_MAX":         "the 500-candidate cap is gone; list totals are exact",
 	"GTC_IMPORT_BUCKETS_DEFAULT":           "the bucket count is a constant of the storage format",
-	"GTC_AZ_MONITOR_ENABLED":               "no telemetry exporter; logs go to stdout/stderr",
-	"GTC_AZ_MONITOR_CONNECTION_STRING":     "no telemetry exporter; logs go to stdout/stderr",
+	"GTC_AZ_MONITOR_ENABLED":               "use OpenTelemetry: traces go to OTEL_EXPORTER_OTLP_ENDPOINT (the Container Apps OpenTelemetry agent forwards them to Application Insights); metrics are on GET /metrics",
+	"GTC_AZ_MONITOR_CONNECTION_STRING":     "use OpenTelemetry: traces go to OTEL_EXPORTER_OTLP_ENDPOINT (the Container Apps OpenTelemetry agent forwards them to Application Insights); metrics are on GET /metrics",
 	"GTC_HARNESS_JSONL_ENABLED":            "the request-mirroring middleware is not carried over",
 	"GTC_ENTRA_TENANT_ID":                  "only dev and easyauth identity modes exist",
 	"GTC_ENTRA_AUDIENCE":                   "only dev and easyauth identity modes exist",

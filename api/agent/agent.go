@@ -35,6 +35,10 @@ type Options struct {
 	ResolveCaller func(http.Header) (gtc.Caller, error)
 	// Log receives the faults of handlers; nil discards.
 	Log *slog.Logger
+	// Observe, when set, is told of every call of a known tool once it is answered: the
+	// tool, the mode ("preview" or "execute" for the tools with dry_run, else "read") and the
+	// outcome ("ok" or the lower-cased error code of the envelope).
+	Observe func(tool, mode, outcome string)
 }
 
 // Tools is the tool registry: one instance feeds the listing, HTTP invocation and MCP.
@@ -61,6 +65,8 @@ type tool struct {
 	handler Handler
 	check   *checker
 	mcp     *mcp.Tool
+	// hasDryRun marks the tools that preview or execute (their schema has dry_run).
+	hasDryRun bool
 }
 
 // Names returns the tool names in the fixed listing order.
@@ -93,7 +99,7 @@ func New(handlers map[string]Handler, opts Options) (*Tools, error) {
 		if err != nil {
 			return nil, fmt.Errorf("agent: schema of %s: %w", d.Name, err)
 		}
-		tl := &tool{definition: d, handler: h, check: c}
+		tl := &tool{definition: d, handler: h, check: c, hasDryRun: strings.Contains(d.Schema, `"dry_run"`)}
 		t.defs = append(t.defs, tl)
 		t.byName[d.Name] = tl
 	}
@@ -129,16 +135,42 @@ func (t *Tools) Invoke(ctx context.Context, call tagging.ToolCall, name string, 
 	if tl == nil {
 		return tagging.ToolResult{}, false
 	}
+	mode := "read"
+	if tl.hasDryRun {
+		mode = "preview"
+	}
+	if t.opts.Observe != nil {
+		defer func() { t.opts.Observe(name, mode, Outcome(res)) }()
+	}
 	raw, err := DecodeInput(input)
 	if err != nil {
 		return tagging.ToolFailure(tagging.CodeInvalidInput, "Invalid input: "+err.Error()+".",
 			map[string]any{"fields": []tagging.FieldProblem{{Field: "body", Message: err.Error()}}}), true
 	}
 	args, fail := tl.check.check(raw)
+	if dry, isBool := raw["dry_run"].(bool); tl.hasDryRun && isBool && !dry {
+		mode = "execute"
+	}
 	if fail != nil {
 		return *fail, true
 	}
 	return t.run(ctx, tl, call, args), true
+}
+
+// Outcome is "ok" for a successful result and the lower-cased error code of a failure
+// ("internal" when the envelope has none).
+func Outcome(res tagging.ToolResult) string {
+	if !res.IsError {
+		return "ok"
+	}
+	if data, ok := res.Data.(map[string]any); ok {
+		if e, ok := data["error"].(map[string]any); ok {
+			if code, ok := e["code"].(string); ok && code != "" {
+				return strings.ToLower(code)
+			}
+		}
+	}
+	return "internal"
 }
 
 // run calls the handler and turns a panic into an INTERNAL envelope: the handler may have

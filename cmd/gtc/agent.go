@@ -38,7 +38,11 @@ func (a *app) agentTools(ctx context.Context) (*agent.Tools, *tagging.Bulk, erro
 		"search_items":        readTool(reads.SearchItems),
 		"get_item":            readTool(reads.GetItem),
 	}
-	tools, err := agent.New(handlers, agent.Options{Version: version, ResolveCaller: api.CallerResolver(serverOptions(cfg).Auth), Log: a.log})
+	opts := agent.Options{Version: version, ResolveCaller: api.CallerResolver(serverOptions(cfg).Auth), Log: a.log}
+	if a.metrics != nil {
+		opts.Observe = a.metrics.agentOperation
+	}
+	tools, err := agent.New(handlers, opts)
 	if err != nil {
 		return nil, nil, fatal(err)
 	}

@@ -85,7 +85,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	return pos, nil
 }
 
-func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) > 0 {
 		switch args[0] {
 		case "list":
@@ -166,6 +166,8 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer func() { _ = a.Close() }()
+	ctx, end := commandSpan(ctx, "job.export")
+	defer end(&err)
 	x, err := a.exporter(ctx)
 	if err != nil {
 		return err

@@ -51,7 +51,7 @@ const importErrorSamples = 20
 // duplicate with --on-conflict fail.
 var errStopReading = errors.New("import: stop reading")
 
-func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	if len(args) == 1 && (args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
 		fmt.Fprint(stdout, importUsage)
 		return nil
@@ -99,6 +99,8 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return err
 	}
 	defer func() { _ = a.Close() }()
+	ctx, end := commandSpan(ctx, "job.import")
+	defer end(&err)
 	total := -1
 	if *snapshot != "" {
 		snap, count, err := snapshotSources(ctx, a, *snapshot)
@@ -717,6 +719,7 @@ func (im *importer) flush(ctx context.Context) error {
 	}
 	if len(entries) > 0 {
 		res, err := im.cur.Import(context.WithoutCancel(ctx), entries, im.opts)
+		im.opts.Batch++ // the index of the next batch's span
 		if err != nil {
 			return fatal(fmt.Errorf("import: %s", describeError(err)))
 		}

@@ -98,6 +98,7 @@ Commands:
   import    import items from JSON or JSONL files or stdin (gtc import --help)
   export    export items to a file, stdout or export storage; list, show, get and prune stored
             snapshots (gtc export help)
+  backup    write an online copy of the SQLite store to a file (gtc backup --help)
   version   print the version
 
 Settings come from GTC_* environment variables; see README.md.
@@ -123,6 +124,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runImport(ctx, rest, stdin, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, stdin, stdout, stderr)
+	case "backup":
+		return runBackup(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, version)
 		return nil

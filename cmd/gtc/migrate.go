@@ -35,7 +35,7 @@ Flags:
 `
 
 // runMigrate is `gtc migrate` (export-storage-migration.md §5.2).
-func runMigrate(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func runMigrate(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	if len(args) > 0 && args[0] == "convert" {
 		return runMigrateConvert(ctx, args[1:], stdin, stdout, stderr)
 	}
@@ -61,6 +61,7 @@ func runMigrate(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	mode := fs.String("progress", "auto", "progress display: auto, bar, log, none")
 	verbose := fs.Bool("verbose", false, "also print a line for each unchanged document")
 	failFast := fs.Bool("fail-fast", false, "stop at the first document error")
+	metricsFile := fs.String("metrics-file", "", "write the run's counters to this file in the Prometheus text format when it ends (for a textfile collector)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -97,6 +98,8 @@ func runMigrate(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err
 	}
 	defer func() { _ = a.Close() }()
+	ctx, end := commandSpan(ctx, "job.migrate")
+	defer end(&err)
 	cfg, log := a.cfg, a.log
 
 	opts := migrate.Options{
@@ -171,6 +174,11 @@ func runMigrate(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		printMigrateSummary(out, sum, opts)
 	}
 	_ = out.Flush()
+	if *metricsFile != "" {
+		if err := writeMigrateMetrics(*metricsFile, sum); err != nil {
+			log.Error("could not write the metrics file", "file", *metricsFile, "err", err)
+		}
+	}
 	switch {
 	case runErr != nil:
 		return fatal(fmt.Errorf("migrate: %w (the summary shows how far it got; run it again to resume)", runErr))

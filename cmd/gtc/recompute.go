@@ -15,7 +15,7 @@ import (
 
 // runRecompute is `gtc recompute-tags`: the same service as POST /v1/ground-truths/recompute-tags,
 // in process (export-storage-migration.md §5.3).
-func runRecompute(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runRecompute(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("recompute-tags", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataset := fs.String("dataset", "", "only this dataset")
@@ -61,6 +61,8 @@ func runRecompute(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer func() { _ = a.Close() }()
+	ctx, end := commandSpan(ctx, "job.recompute-tags")
+	defer end(&err)
 
 	var rep *bufio.Writer
 	if *report != "" {

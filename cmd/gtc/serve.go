@@ -38,6 +38,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	jobs := gtc.NewJobs(gtc.SystemClock{}, cfg.MaxConcurrentJobs, cfg.JobRetention.D())
+	opts := serverOptions(cfg)
+	var observer api.RequestObserver
+	if a.metrics != nil {
+		jobs.OnFinish(a.metrics.jobFinished)
+		a.metrics.jobsInFlight(jobs)
+		observer, opts.Metrics = a.metrics, a.metrics.handler()
+	}
 	defer func() {
 		if err := a.Close(); err != nil {
 			log.Error("closing the store", "err", err)
@@ -62,7 +69,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer stopRetention()
 	go a.retainAgentOperations(rctx, bulk)
 
-	srv := api.New(api.Deps{Curator: a.curator, Jobs: jobs, Search: search, Exporter: exp, Agent: tools, Log: log}, serverOptions(cfg))
+	srv := api.New(api.Deps{Curator: a.curator, Jobs: jobs, Search: search, Exporter: exp, Agent: tools, Observer: observer, Log: log}, opts)
 	if err := srv.EnableStatic(api.StaticOptions{Dir: cfg.FrontendDir, Index: cfg.FrontendIndex, CacheSeconds: cfg.FrontendCacheSeconds}); err != nil {
 		return fatal(err)
 	}
@@ -79,7 +86,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	go func() { serveErr <- hs.Serve(ln) }()
 	log.Info("gtc is serving", "url", displayURL(ln.Addr()), "api", displayURL(ln.Addr())+cfg.APIPrefix,
 		"store", a.store.Backend(), "database", storeLocation(cfg), "search", backend,
-		"exports", cfg.ExportStorageBackend, "version", version)
+		"exports", cfg.ExportStorageBackend, "metrics", a.metrics != nil, "tracing", a.tracing, "version", version)
 
 	select {
 	case err := <-serveErr:

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/gtc-dev/gtc/storage/blob"
 	"github.com/gtc-dev/gtc/storage/cosmos"
 	"github.com/gtc-dev/gtc/storage/localfs"
+	"github.com/gtc-dev/gtc/storage/observed"
 	"github.com/gtc-dev/gtc/storage/sqlite"
 	"github.com/gtc-dev/gtc/tagging"
 )
@@ -41,6 +43,12 @@ type app struct {
 	curatorDeps gtc.CuratorDeps
 	// artifacts is the export storage, once exporter has opened it.
 	artifacts gtc.ArtifactStore
+	// metrics counts what the server does (GTC_METRICS_ENABLED); nil in the other commands
+	// and when turned off.
+	metrics *metrics
+	// stopTracing flushes and stops the trace exporter; tracing tells whether it runs.
+	stopTracing func(context.Context) error
+	tracing     bool
 }
 
 func (a *app) Close() error {
@@ -50,6 +58,13 @@ func (a *app) Close() error {
 	}
 	if a.store != nil {
 		errs = append(errs, a.store.Close())
+	}
+	if a.stopTracing != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := a.stopTracing(ctx); err != nil {
+			a.log.Warn("could not send the last traces", "err", err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -77,7 +92,7 @@ func (a *app) artifactStore(ctx context.Context) (gtc.ArtifactStore, error) {
 	opts := blob.Options{
 		Container: cfg.ExportBlobContainer, ConnectionString: cfg.ExportBlobConnectionString,
 		AccountURL: cfg.ExportBlobAccountURL, AccountKey: cfg.ExportBlobAccountKey, AccountName: cfg.ExportBlobAccountName,
-		Logger: a.log,
+		Logger: a.log, OnRetry: a.metrics.azureRetry("blob"),
 	}
 	if opts.ConnectionString == "" && opts.AccountKey == "" {
 		cred, err := a.credential()
@@ -130,11 +145,15 @@ func (a *app) exporter(ctx context.Context) (*export.Exporter, error) {
 	if a.store != nil {
 		items = a.store.Items()
 	}
-	x, err := export.New(export.Config{
+	xc := export.Config{
 		Items: items, Artifacts: arts, Clock: a.clock, Processors: procs, Formatters: formats,
 		DefaultChain: chain, PageSize: cfg.ExportPageSize, WriteConcurrency: cfg.ExportWriteConcurrency,
 		MaxConcurrent: cfg.ExportMaxConcurrent, TempDir: cfg.TempDir(), Log: a.log,
-	})
+	}
+	if a.metrics != nil {
+		xc.Observer = a.metrics
+	}
+	x, err := export.New(xc)
 	if err != nil {
 		return nil, fatal(err)
 	}
@@ -198,9 +217,26 @@ func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger, maintenan
 	reg := te.reg
 	clock := gtc.SystemClock{}
 	a := &app{cfg: cfg, log: log, clock: clock}
-	st, err := a.openStore(ctx)
+	if !maintenance && bool(cfg.MetricsEnabled) {
+		a.metrics = newMetrics()
+	}
+	stop, err := startTracing(ctx, osGetenv, cfg.ServiceName, log)
 	if err != nil {
 		return nil, err
+	}
+	a.stopTracing = stop
+	a.tracing = testSpanExporter != nil || tracingRequested(osGetenv)
+	st, err := a.openStore(ctx)
+	if err != nil {
+		_ = a.Close()
+		return nil, err
+	}
+	// Every store call is timed, counted and traced when metrics or tracing are on; with
+	// both off the store is used as opened.
+	if a.metrics != nil {
+		st = observed.Wrap(st, a.metrics)
+	} else if a.tracing {
+		st = observed.Wrap(st, nil)
 	}
 	if err, warning := tagging.CheckStoreOverlap(ctx, reg, st.TagStore()); err != nil {
 		if !maintenance {
@@ -288,6 +324,7 @@ func (a *app) openStore(ctx context.Context) (gtc.Store, error) {
 	}
 	opts := cosmosOptions(cfg)
 	opts.Logger, opts.Clock, opts.Version = log, a.clock, version
+	opts.OnRetry = a.metrics.azureRetry("cosmos")
 	auth := cosmosAuth(cfg)
 	switch auth {
 	case "key":
