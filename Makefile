@@ -8,7 +8,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export GTC_DATA_DIR ?= ./data
 
-.PHONY: run build test test-unit bench loadtest lint clean
+.PHONY: run build test test-unit bench bench-instrumentation loadtest lint clean
 
 ## run: build, load a small demo set into an empty embedded store, and serve on :8000
 run: build
@@ -32,6 +32,10 @@ test-unit:
 ## bench: seed 100,000 items and measure the API and the exports through HTTP on loopback, the migration of 100,000 legacy documents, then the Cosmos DB store
 bench:
 	@bash scripts/bench.sh
+
+## bench-instrumentation: the cost of metrics and of tracing: the list and PUT figures of make bench with everything off, with metrics, and with metrics and traces (to an OTLP sink in the bench), in interleaved rounds on one seeded store (INSTR_FLAGS adds gtc-bench flags, e.g. --data-dir DIR --rounds 12)
+bench-instrumentation: build
+	$(GO) run ./cmd/gtc-bench --suite instrumentation --gtc $(BIN) $(INSTR_FLAGS)
 
 ## loadtest: build bin/gtc, then 64 clients for 60 s against it on the embedded SQLite store (curators, editors, explorers, an exporter, an agent); checks that no acknowledged write was lost and prints throughput, latency percentiles, errors and the server's RSS (LOADTEST_FLAGS adds gtc-load flags)
 loadtest: build

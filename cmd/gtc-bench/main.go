@@ -47,6 +47,11 @@ type options struct {
 	exportN   int
 	exportDir string
 	blobCS    string
+
+	rounds         int
+	instrListN     int
+	instrWarmup    int
+	instrWriteTime time.Duration
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -61,16 +66,20 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&o.writeTime, "write-duration", 15*time.Second, "how long the write phase runs")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data directory")
 	fs.StringVar(&o.dataDir, "data-dir", "", "reuse this data directory (seeded when empty)")
-	fs.StringVar(&o.suite, "suite", "all", "what to measure: api, export or all")
+	fs.StringVar(&o.suite, "suite", "all", "what to measure: api, export, instrumentation or all (api and export)")
 	fs.IntVar(&o.exportN, "export-items", 100000, "approved items in the export suite's store")
 	fs.StringVar(&o.exportDir, "export-data-dir", "", "reuse this data directory for the export suite (seeded when empty)")
 	fs.StringVar(&o.blobCS, "blob-connection-string", os.Getenv("GTC_BENCH_BLOB_CONNECTION_STRING"),
 		"Blob (Azurite) connection string for the Blob export figures; empty skips them")
+	fs.IntVar(&o.rounds, "rounds", 6, "instrumentation suite: interleaved rounds of each variant")
+	fs.IntVar(&o.instrListN, "instr-list-requests", 1000, "instrumentation suite: list requests timed per round")
+	fs.IntVar(&o.instrWarmup, "instr-warmup", 100, "instrumentation suite: untimed list requests before them")
+	fs.DurationVar(&o.instrWriteTime, "instr-write-duration", 10*time.Second, "instrumentation suite: PUT phase per round")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.suite != "api" && o.suite != "export" && o.suite != "all" {
-		return fmt.Errorf("--suite %q: must be api, export or all", o.suite)
+	if o.suite != "api" && o.suite != "export" && o.suite != "instrumentation" && o.suite != "all" {
+		return fmt.Errorf("--suite %q: must be api, export, instrumentation or all", o.suite)
 	}
 	dir := o.dataDir
 	if dir == "" && (o.suite != "export" || o.exportDir == "") {
@@ -84,6 +93,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	fmt.Fprintf(out, "gtc-bench  %s  %d CPU  %s  %s\n", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), loadkit.CPUModel(), runtime.Version())
+	if o.suite == "instrumentation" {
+		fmt.Fprintf(out, "data dir   %s\n\n", dir)
+		return instrumentationSuite(ctx, o, dir, out)
+	}
 	if o.suite != "export" {
 		fmt.Fprintf(out, "data dir   %s\n\n", dir)
 		if err := apiSuite(ctx, o, dir, out); err != nil {
