@@ -205,3 +205,32 @@ func TestMetricsAccess(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, code, body)
 	assert.Contains(t, body, "ROUTE_NOT_FOUND")
 }
+
+// TestTracingSettings: the standard OTEL_* variables turn tracing on (both protocols start,
+// even with the collector not yet reachable, and the request line then carries the trace
+// id); an unknown protocol stops startup with a message; without them no line has a trace id.
+func TestTracingSettings(t *testing.T) {
+	_, errOut, code := runGTC(t, env(t.TempDir(), "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL=http/json"), "serve")
+	assert.Equal(t, 3, code, errOut)
+	assert.Contains(t, errOut, `OTEL_EXPORTER_OTLP_PROTOCOL="http/json": gtc sends traces with http/protobuf or grpc`)
+
+	for _, protocol := range []string{"grpc", "http/protobuf"} {
+		s := startServer(t, env(t.TempDir(), "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL="+protocol))
+		s.logContains(t, `"msg":"tracing is on","service":"gtc-backend","protocol":"`+protocol+`"`)
+		code, _, _ := doJSON(t, http.MethodGet, s.base+"/v1/config", nil, map[string]string{"X-Request-Id": "traced-" + strings.ReplaceAll(protocol, "/", "-")})
+		require.Equal(t, http.StatusOK, code)
+		s.logContains(t, `"request_id":"traced-`+strings.ReplaceAll(protocol, "/", "-")+`"`)
+		for _, line := range strings.Split(s.stderr.String(), "\n") {
+			if strings.Contains(line, `"request_id":"traced-`) {
+				assert.Regexp(t, `"trace_id":"[0-9a-f]{32}","span_id":"[0-9a-f]{16}"`, line, protocol)
+			}
+		}
+	}
+
+	off := startServer(t, env(t.TempDir(), "OTEL_EXPORTER_OTLP_ENDPOINT=", "OTEL_SDK_DISABLED=true"))
+	code, _, _ = doJSON(t, http.MethodGet, off.base+"/v1/config", nil, map[string]string{"X-Request-Id": "untraced"})
+	require.Equal(t, http.StatusOK, code)
+	off.logContains(t, `"request_id":"untraced"`)
+	assert.NotContains(t, off.stderr.String(), "trace_id", "no trace id without tracing")
+	assert.NotContains(t, off.stderr.String(), "tracing is on")
+}
