@@ -233,9 +233,12 @@ func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger, maintenan
 	}
 	// Every store call is timed, counted and traced when metrics or tracing are on; with
 	// both off the store is used as opened.
-	if a.metrics != nil {
+	switch {
+	case a.metrics != nil && a.tracing:
 		st = observed.Wrap(st, a.metrics)
-	} else if a.tracing {
+	case a.metrics != nil:
+		st = observed.Wrap(st, a.metrics, observed.NoSpans())
+	case a.tracing:
 		st = observed.Wrap(st, nil)
 	}
 	if err, warning := tagging.CheckStoreOverlap(ctx, reg, st.TagStore()); err != nil {

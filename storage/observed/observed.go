@@ -68,7 +68,15 @@ type obs struct {
 	backend string
 	rec     Recorder
 	attr    attribute.KeyValue
+	noSpans bool
 }
+
+// Option changes how Wrap observes.
+type Option func(*obs)
+
+// NoSpans makes the wrapper time and count only: no span is started, which saves the cost of
+// a span per call when tracing is off.
+func NoSpans() Option { return func(o *obs) { o.noSpans = true } }
 
 // call is one store call in progress.
 type call struct {
@@ -79,6 +87,9 @@ type call struct {
 }
 
 func (o *obs) start(ctx context.Context, op string) (context.Context, call) {
+	if o.noSpans {
+		return ctx, call{o: o, op: op, t0: time.Now()}
+	}
 	ctx, span := otel.Tracer(tracerName).Start(ctx, "store."+op, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(o.attr, attribute.String("gtc.store.operation", op)))
 	return ctx, call{o: o, op: op, t0: time.Now(), span: span}
@@ -87,6 +98,9 @@ func (o *obs) start(ctx context.Context, op string) (context.Context, call) {
 func (c call) end(err error) {
 	if c.o.rec != nil {
 		c.o.rec.StoreCall(c.o.backend, c.op, time.Since(c.t0), err)
+	}
+	if c.span == nil {
+		return
 	}
 	if err != nil && c.span.IsRecording() {
 		reason := Reason(err)
@@ -116,9 +130,13 @@ func seq[K, V any](o *obs, ctx context.Context, op string, open func(ctx context
 	}
 }
 
-// Wrap returns s with every call observed. rec may be nil (spans only).
-func Wrap(s gtc.Store, rec Recorder) gtc.Store {
+// Wrap returns s with every call observed: a span per call, and an event to rec (nil:
+// spans only).
+func Wrap(s gtc.Store, rec Recorder, opts ...Option) gtc.Store {
 	o := &obs{backend: s.Backend(), rec: rec}
+	for _, opt := range opts {
+		opt(o)
+	}
 	o.attr = attribute.String("gtc.store.backend", o.backend)
 	w := &store{inner: s, o: o,
 		curation: curation{inner: s.Curation(), o: o},

@@ -138,3 +138,21 @@ func TestSpans(t *testing.T) {
 	assert.Equal(t, []string{"precondition_failed"}, rec.get("sqlite items.Replace"))
 	assert.Equal(t, []string{"canceled"}, rec.get("sqlite items.Count"))
 }
+
+// TestNoSpans: with NoSpans the calls are still recorded, and no span is started even when a
+// provider is installed.
+func TestNoSpans(t *testing.T) {
+	sr := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(tp)
+	t.Cleanup(func() { otel.SetTracerProvider(prev) })
+
+	rec := &calls{}
+	s := observed.Wrap(open(t, nil), rec, observed.NoSpans())
+	defer s.Close()
+	_, err := s.Items().Count(context.Background(), gtc.Filter{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{""}, rec.get("sqlite items.Count"), "the call is recorded as a success")
+	assert.Empty(t, sr.Ended(), "no span")
+}
