@@ -1,3 +1,8 @@
+// The fuzz builds (scripts/fuzz.sh, -tags fuzzing) leave these span tests out: they would
+// instrument the OpenTelemetry SDK too, which doubles the package's fuzz build time.
+
+//go:build !fuzzing
+
 package migrate_test
 
 import (
