@@ -327,7 +327,10 @@ func faultStale(t *testing.T, dbPath string) int {
 // with code INSUFFICIENT_STORAGE) instead of listing every item as an error; once space is
 // freed the recompute finishes the work.
 func TestFullDiskStopsRecomputeWithAClearMessage(t *testing.T) {
-	disk := faultTmpfs(t, "16m")
+	// Room for the seeded store (1.3 MB) and the WAL that rewriting all 200 items leaves
+	// (8.7 MB measured): at 16 MiB the rewrite itself once ran out of space under the race
+	// detector. The disk is filled on purpose only afterwards.
+	disk := faultTmpfs(t, "32m")
 	data := filepath.Join(disk, "data")
 	dbPath := filepath.Join(data, "gtc.db")
 	_, errOut, code := runGTC(t, env(data), "seed", "--items", "200", "--datasets", "2")
