@@ -110,6 +110,8 @@ func TestMigrateCommand(t *testing.T) {
 	assert.Equal(t, 0.0, value(fams, "gtc_migrate_documents_total", map[string]string{"result": "failed"}))
 	assert.Equal(t, 0.0, value(fams, "gtc_migrate_last_run", map[string]string{"field": "exit_code"}))
 	assert.Equal(t, 1.0, value(fams, "gtc_build_info", map[string]string{"version": "9.9.9-test"}))
+	_, hasProcess := fams["process_resident_memory_bytes"]
+	assert.False(t, hasProcess, "the file holds the run's series, not those of a process that has ended")
 	assert.Equal(t, map[string]any{"markerWritten": true}, sum["registry"])
 	assert.Nil(t, sum["resumedFrom"])
 	f, err := os.Open(report)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -47,7 +46,6 @@ type metrics struct {
 	exportBytes   *prometheus.CounterVec
 	jobs          *prometheus.CounterVec
 	recompute     *prometheus.CounterVec
-	migrate       *prometheus.CounterVec
 	agentOps      *prometheus.CounterVec
 }
 
@@ -84,16 +82,11 @@ func newMetrics() *metrics {
 		Help: "Background jobs finished, by type and status (succeeded, failed)."}, []string{"type", "status"})
 	m.recompute = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gtc_recompute_items_total",
 		Help: "Items a tag recompute looked at, by result (updated, skipped, error)."}, []string{"result"})
-	m.migrate = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gtc_migrate_documents_total",
-		Help: "Documents gtc migrate looked at, by result."}, []string{"result"})
 	m.agentOps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gtc_agent_operations_total",
 		Help: "Agent tool calls, by tool, mode (preview, execute, read) and outcome (ok or the error code)."},
 		[]string{"tool", "mode", "outcome"})
-	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gtc_build_info",
-		Help: "Always 1: the version of gtc and of Go it was built with."}, []string{"version", "go_version"})
-	build.WithLabelValues(version, runtime.Version()).Set(1)
 	for _, c := range []prometheus.Collector{m.requests, m.duration, m.inFlight, m.conflicts, m.storeDuration, m.storeErrors,
-		m.retries, m.exports, m.exportItems, m.exportBytes, m.jobs, m.recompute, m.migrate, m.agentOps, build,
+		m.retries, m.exports, m.exportItems, m.exportBytes, m.jobs, m.recompute, m.agentOps, buildInfo(),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		f(c)
 	}
@@ -212,16 +205,15 @@ var testSpanExporter sdktrace.SpanExporter
 // startTracing installs the OpenTelemetry SDK as the global tracer provider, with the W3C
 // trace-context and baggage propagators, when the OTEL_* variables ask for traces. The
 // exporter, its endpoint, headers, timeout and TLS, the sampler and the resource follow the
-// standard variables. It returns the function that flushes and stops it (a no-op when
-// tracing is off).
-func startTracing(ctx context.Context, getenv func(string) string, serviceName string, log *slog.Logger) (func(context.Context) error, error) {
-	off := func(context.Context) error { return nil }
+// standard variables. It returns the function that flushes and stops it, and whether tracing
+// is on; with tracing off there is nothing to stop.
+func startTracing(ctx context.Context, getenv func(string) string, serviceName string, log *slog.Logger) (stop func(context.Context) error, on bool, err error) {
 	var opt sdktrace.TracerProviderOption
 	switch {
 	case testSpanExporter != nil:
 		opt = sdktrace.WithSyncer(testSpanExporter)
 	case !tracingRequested(getenv):
-		return off, nil
+		return nil, false, nil
 	default:
 		protocol := getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
 		if protocol == "" {
@@ -236,10 +228,10 @@ func startTracing(ctx context.Context, getenv func(string) string, serviceName s
 		case "grpc":
 			exp, err = otlptracegrpc.New(ctx)
 		default:
-			return off, fatal(fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q: gtc sends traces with http/protobuf or grpc", protocol))
+			return nil, false, fatal(fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q: gtc sends traces with http/protobuf or grpc", protocol))
 		}
 		if err != nil {
-			return off, fatal(fmt.Errorf("trace exporter: %w", err))
+			return nil, false, fatal(fmt.Errorf("trace exporter: %w", err))
 		}
 		opt = sdktrace.WithBatcher(exp)
 		endpoint := getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
@@ -254,17 +246,14 @@ func startTracing(ctx context.Context, getenv func(string) string, serviceName s
 		resource.WithAttributes(attribute.String("service.name", serviceName), attribute.String("service.version", version)),
 		resource.WithTelemetrySDK(), resource.WithHost(), resource.WithFromEnv())
 	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
-		return off, fatal(fmt.Errorf("trace resource: %w", err))
+		return nil, false, fatal(fmt.Errorf("trace resource: %w", err))
 	}
 	tp := sdktrace.NewTracerProvider(opt, sdktrace.WithResource(res))
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing", "err", err) }))
-	return tp.Shutdown, nil
+	return tp.Shutdown, true, nil
 }
-
-// osGetenv is the environment of the process.
-var osGetenv = os.Getenv
 
 // commandSpan starts the span of one run of a long command ("job.migrate"): the parent of its
 // batch and store spans. Call it after the app is built (which installs the tracer) and
@@ -283,10 +272,11 @@ func commandSpan(ctx context.Context, name string) (context.Context, func(*error
 // the Prometheus text format: a migration runs as a job that no scraper reaches, so its
 // figures go where a textfile collector (or a person) reads them.
 func writeMigrateMetrics(file string, sum *migrate.Summary) error {
-	m := newMetrics()
+	docs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gtc_migrate_documents_total",
+		Help: "Documents gtc migrate looked at, by result."}, []string{"result"})
 	for result, n := range map[string]int{"migrated": sum.Migrated, "skipped": sum.Skipped, "failed": sum.Failed,
 		"moved": sum.Moved, "reindexed": sum.Reindexed} {
-		m.migrate.WithLabelValues(result).Add(float64(n))
+		docs.WithLabelValues(result).Add(float64(n))
 	}
 	run := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gtc_migrate_last_run",
 		Help: "The last gtc migrate run: exit code, duration in seconds, end as a Unix time, and whether it was a dry run or a check."},
@@ -299,6 +289,17 @@ func writeMigrateMetrics(file string, sum *migrate.Summary) error {
 	run.WithLabelValues("duration_seconds").Set(float64(sum.DurationMS) / 1000)
 	run.WithLabelValues("end_time_seconds").Set(float64(time.Now().Unix()))
 	run.WithLabelValues("dry_run").Set(dry)
-	m.reg.MustRegister(run)
-	return prometheus.WriteToTextfile(file, m.reg)
+	// Only the run's own series: the runtime and process collectors of a process that has
+	// ended would mislead whoever reads the file.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(docs, run, buildInfo())
+	return prometheus.WriteToTextfile(file, reg)
+}
+
+// buildInfo is gtc_build_info: always 1, labelled with the versions.
+func buildInfo() prometheus.Collector {
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gtc_build_info",
+		Help: "Always 1: the version of gtc and of Go it was built with."}, []string{"version", "go_version"})
+	build.WithLabelValues(version, runtime.Version()).Set(1)
+	return build
 }

@@ -46,7 +46,8 @@ type app struct {
 	// metrics counts what the server does (GTC_METRICS_ENABLED); nil in the other commands
 	// and when turned off.
 	metrics *metrics
-	// stopTracing flushes and stops the trace exporter; tracing tells whether it runs.
+	// stopTracing flushes and stops the trace exporter (nil when tracing is off); tracing
+	// tells whether it runs.
 	stopTracing func(context.Context) error
 	tracing     bool
 }
@@ -220,12 +221,10 @@ func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger, maintenan
 	if !maintenance && bool(cfg.MetricsEnabled) {
 		a.metrics = newMetrics()
 	}
-	stop, err := startTracing(ctx, osGetenv, cfg.ServiceName, log)
+	a.stopTracing, a.tracing, err = startTracing(ctx, os.Getenv, cfg.ServiceName, log)
 	if err != nil {
 		return nil, err
 	}
-	a.stopTracing = stop
-	a.tracing = testSpanExporter != nil || tracingRequested(osGetenv)
 	st, err := a.openStore(ctx)
 	if err != nil {
 		_ = a.Close()
