@@ -732,6 +732,16 @@ func TestBlobUnreachable(t *testing.T) {
 	m := get("manifest", "/v1/exports/"+firstID, nil)()
 	assert.Equal(t, http.StatusOK, m.status, "%v", m)
 	assert.Equal(t, float64(n), m.body["count"])
+
+	// What an operator sees of the outage on /metrics: the SDK's retries against the refused
+	// connections, and the exports that failed.
+	fams := scrape(t, s.base, nil)
+	retried := value(fams, "gtc_store_retries_total", map[string]string{"backend": "blob", "reason": "transport"})
+	t.Logf("/metrics after the outage: %v Blob retries on transport errors, %v failed artifact exports", retried,
+		value(fams, "gtc_exports_total", map[string]string{"mode": "artifact", "outcome": "failed"}))
+	assert.Greater(t, retried, 0.0, "the retries against the dead storage are counted")
+	assert.Greater(t, value(fams, "gtc_exports_total", map[string]string{"mode": "artifact", "outcome": "failed"}), 0.0)
+	assert.Greater(t, value(fams, "gtc_exports_total", map[string]string{"mode": "artifact", "outcome": "ok"}), 0.0)
 }
 
 // cosmosOutage is one way the Cosmos DB server becomes unreachable and comes back.
@@ -828,6 +838,17 @@ func TestCosmosUnreachable(t *testing.T) {
 	}
 	assert.NotContains(t, s.stderr.String(), `"status":500`)
 	s.logContains(t, `"msg":"store unavailable"`)
+
+	// What an operator sees of the outages on /metrics: the SDK's retries, the store calls
+	// that failed as unavailable, and the 503s by route template.
+	fams := scrape(t, s.base, nil)
+	retried := value(fams, "gtc_store_retries_total", map[string]string{"backend": "cosmos"})
+	unavailable := value(fams, "gtc_store_operation_errors_total", map[string]string{"backend": "cosmos", "reason": "unavailable"})
+	answered5xx := value(fams, "gtc_http_requests_total", map[string]string{"status_class": "5xx"})
+	t.Logf("/metrics after the outages: %v Cosmos DB retries, %v store calls unavailable, %v requests answered 5xx", retried, unavailable, answered5xx)
+	assert.Greater(t, retried, 0.0, "the retries against the refused connections are counted")
+	assert.Greater(t, unavailable, 0.0)
+	assert.Greater(t, answered5xx, 0.0)
 }
 
 func cosmosOutageRound(t *testing.T, s *server, c *http.Client, refs []depItem, round int, o cosmosOutage) {
