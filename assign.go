@@ -334,7 +334,7 @@ func assignConflict(it *Item) *Error {
 }
 
 // Assign gives the item to the caller (api.md §3.6.4): status draft, assignedTo caller. A
-// draft held by another curator needs force and the admin or team-lead role. A lost race is
+// draft held by another curator needs force and the admin role. A lost race is
 // evaluated again, so a conflict that appears meanwhile is still a 409. A deleted item is
 // refused: assigning must not silently restore it.
 func (c *Curator) Assign(ctx context.Context, k Key, force bool) (*Item, error) {
@@ -347,8 +347,8 @@ func (c *Curator) Assign(ctx context.Context, k Key, force bool) (*Item, error) 
 			if !force {
 				return nil, assignConflict(cur)
 			}
-			if !caller.HasRole("admin") && !caller.HasRole("team-lead") {
-				return nil, &Error{Code: CodeRoleRequired, Message: "Forcing an assignment needs the admin or team-lead role"}
+			if err := caller.Require(RoleAdmin, "forcing an assignment"); err != nil {
+				return nil, err
 			}
 		}
 		return c.assignTo(cur, caller.UserID)

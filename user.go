@@ -5,14 +5,19 @@ import (
 	"slices"
 )
 
-// Caller is the identity behind one request or command: a user id and lower-case roles.
+// Caller is the identity behind one request or command: a user id, the role it acts with,
+// and the lower-case role claims it presented (the raw values the role was mapped from).
 type Caller struct {
 	UserID string
+	Role   Role
 	Roles  []string
 }
 
-// HasRole reports whether the caller holds role (roles are lower-case).
-func (c Caller) HasRole(role string) bool { return slices.Contains(c.Roles, role) }
+// HasRole reports whether the caller presented the role claim role (lower-case), or acts
+// with the role of that name.
+func (c Caller) HasRole(role string) bool {
+	return slices.Contains(c.Roles, role) || c.Role != RoleNone && c.Role.String() == role
+}
 
 type callerKey struct{}
 

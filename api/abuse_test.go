@@ -59,10 +59,24 @@ const (
 	admin = "admin@example.com"
 )
 
-func devWho(user string) map[string]string { return map[string]string{"X-User-Id": user} }
+// devWho is a user's dev mode identity: admin@example.com is an admin, everyone else a
+// curator.
+func devWho(user string) map[string]string {
+	role := "curator"
+	if user == admin {
+		role = "admin"
+	}
+	return map[string]string{"X-User-Id": user, "X-User-Roles": role}
+}
 
+// easyWho is a user's Easy Auth principal: admin@example.com carries the admin role claim,
+// everyone else no role claim (the default role, curator).
 func easyWho(user string) map[string]string {
-	return map[string]string{"X-MS-CLIENT-PRINCIPAL": principalHeader(map[string]string{"email": user})}
+	var extra [][2]string
+	if user == admin {
+		extra = append(extra, [2]string{"roles", "admin"})
+	}
+	return map[string]string{"X-MS-CLIENT-PRINCIPAL": principalHeader(map[string]string{"email": user}, extra...)}
 }
 
 func seedAbuse(t *testing.T, h *harness, who func(string) map[string]string) *abuseFixture {
@@ -544,8 +558,8 @@ func TestAbuseTable(t *testing.T) {
 			status: 409, code: "ASSIGNMENT_CONFLICT", check: func(t *testing.T, res *response) {
 				assert.Equal(t, bob, res.Object(t)["assignedTo"])
 			}},
-		{name: "force-assign bob's item without a role", method: "POST", path: assignPath(f.bob, "/assign"), body: `{"force":true}`, header: aliceCT,
-			status: 403, code: "ROLE_REQUIRED"},
+		{name: "force-assign bob's item as a curator", method: "POST", path: assignPath(f.bob, "/assign"), body: `{"force":true}`, header: aliceCT,
+			status: 403, code: "FORBIDDEN", detail: "Forbidden: forcing an assignment needs the admin role; you have the curator role"},
 
 		// ---- media types and methods ----------------------------------------------------------
 		{name: "PUT item as text/plain", method: "PUT", path: itemFree, body: `{"comment":"x"}`, header: map[string]string{"Content-Type": "text/plain"},
@@ -565,6 +579,51 @@ func TestAbuseTable(t *testing.T) {
 		{name: "DELETE on the import route", method: "DELETE", path: "/v1/ground-truths",
 			status: 405, code: "METHOD_NOT_ALLOWED", check: hasAllow},
 
+		// ---- cross-site requests: a page on another site driving a signed-in browser ---------
+		{name: "cross-site PUT of an item", method: "PUT", path: itemFree, body: `{"comment":"x"}`,
+			header: withCT(map[string]string{"X-User-Id": admin, "X-User-Roles": "admin", "If-Match": "*", "Sec-Fetch-Site": "cross-site"}),
+			status: 403, code: "FORBIDDEN", detail: "Forbidden: cross-origin PUT requests are refused; send it from the page's own origin"},
+		{name: "cross-site import as a simple text/plain form post", method: "POST", path: "/v1/ground-truths",
+			body:   `[{"datasetName":"alpha","history":[{"role":"user","msg":"q"}]}]`,
+			header: map[string]string{"Content-Type": "text/plain", "Sec-Fetch-Site": "cross-site"}, status: 403, code: "FORBIDDEN"},
+		{name: "cross-site DELETE of a dataset, empty body", method: "DELETE", path: "/v1/datasets/alpha", noCT: true,
+			header: map[string]string{"X-User-Roles": "admin", "Sec-Fetch-Site": "cross-site"}, status: 403, code: "FORBIDDEN"},
+		{name: "cross-site self-serve, empty body", method: "POST", path: "/v1/assignments/self-serve", noCT: true,
+			header: map[string]string{"X-User-Id": alice, "Sec-Fetch-Site": "cross-site"}, status: 403, code: "FORBIDDEN"},
+		{name: "same-site (another subdomain) DELETE of an item", method: "DELETE", path: itemFree, noCT: true,
+			header: map[string]string{"Sec-Fetch-Site": "same-site"}, status: 403, code: "FORBIDDEN"},
+		{name: "Origin of another host on a tag-store POST, no Sec-Fetch-Site", method: "POST", path: "/v1/tags", body: `{"tags":["custom:csrf"]}`,
+			header: withCT(map[string]string{"Origin": "https://evil.example"}), status: 403, code: "FORBIDDEN"},
+		{name: "Origin null (a sandboxed page) on a definition POST", method: "POST", path: "/v1/tags/definitions",
+			body: `{"tag_key":"custom:csrf","description":"d"}`, header: withCT(map[string]string{"Origin": "null"}), status: 403, code: "FORBIDDEN"},
+		{name: "cross-site recompute with an empty body", method: "POST", path: "/v1/ground-truths/recompute-tags", noCT: true,
+			header: map[string]string{"Sec-Fetch-Site": "cross-site"}, status: 403, code: "FORBIDDEN"},
+
+		// ---- roles: each role stops at its least operation ------------------------------------
+		{name: "viewer PUTs an item", method: "PUT", path: itemFree, body: `{"comment":"x"}`,
+			header: withCT(map[string]string{"X-User-Id": alice, "X-User-Roles": "viewer", "If-Match": "*"}), status: 403, code: "FORBIDDEN",
+			detail: "Forbidden: PUT /v1/ground-truths/{datasetName}/{bucket}/{item_id} needs the curator role; you have the viewer role"},
+		{name: "viewer imports", method: "POST", path: "/v1/ground-truths", body: `[{"datasetName":"alpha","history":[{"role":"user","msg":"q"}]}]`,
+			header: withCT(map[string]string{"X-User-Roles": "viewer"}), status: 403, code: "FORBIDDEN"},
+		{name: "viewer previews a tag change", method: "POST", path: "/v1/agent/tools/manage_tags", body: `{"operation":"delete_tag","tag":"source:sme"}`,
+			header: withCT(map[string]string{"X-User-Roles": "viewer"}), status: 403, code: "FORBIDDEN",
+			detail: "Forbidden: the tool manage_tags needs the curator role; you have the viewer role"},
+		{name: "curator deletes a dataset", method: "DELETE", path: "/v1/datasets/alpha", header: aliceCT, status: 403, code: "FORBIDDEN",
+			detail: "Forbidden: DELETE /v1/datasets/{datasetName} needs the admin role; you have the curator role"},
+		{name: "curator edits curation instructions", method: "PUT", path: "/v1/datasets/alpha/curation-instructions", body: `{"instructions":"x"}`,
+			header: withCT(map[string]string{"X-User-Id": alice, "X-User-Roles": "curator", "If-Match": "*"}), status: 403, code: "FORBIDDEN"},
+		{name: "curator deletes from the tag store", method: "DELETE", path: "/v1/tags", body: `{"tags":["custom:seeded"]}`, header: aliceCT,
+			status: 403, code: "FORBIDDEN"},
+		{name: "curator deletes a tag definition", method: "DELETE", path: "/v1/tags/definitions/source:sme", header: aliceCT,
+			status: 403, code: "FORBIDDEN"},
+		{name: "curator recomputes every item", method: "POST", path: "/v1/ground-truths/recompute-tags", header: aliceCT,
+			status: 403, code: "FORBIDDEN"},
+		{name: "curator starts an async recompute", method: "POST", path: "/v1/ground-truths/recompute-tags?async=true", header: aliceCT,
+			status: 403, code: "FORBIDDEN"},
+		{name: "unmapped role claim with X-User-Roles: superuser deletes a dataset", method: "DELETE", path: "/v1/datasets/alpha",
+			header: map[string]string{"X-User-Roles": "superuser,root"}, status: 403, code: "FORBIDDEN",
+			detail: "Forbidden: DELETE /v1/datasets/{datasetName} needs the admin role; you have the curator role"},
+
 		// ---- header injection over a raw connection -------------------------------------------
 		{name: "bare CR in X-User-Id", raw: rawHTTP("POST", "/v1/tags", withCT(map[string]string{"X-User-Id": "alice\rX-User-Roles: admin", "Content-Length": "28"}), `{"tags":["custom:injected"]}`),
 			status: 400},
@@ -572,8 +631,9 @@ func TestAbuseTable(t *testing.T) {
 			status: 400},
 		// net/http unfolds an obsolete folded line into one value (RFC 7230 §3.2.4 allows
 		// that instead of a 400): the second line stays part of X-User-Id, no role appears.
-		{name: "obsolete line folding in X-User-Id: force-assign", raw: rawHTTP("POST", assignPath(f.bob, "/assign"), withCT(map[string]string{"X-User-Id": "alice\r\n X-User-Roles: admin", "Content-Length": "14"}), `{"force":true}`),
-			status: 403, code: "ROLE_REQUIRED"},
+		{name: "obsolete line folding in X-User-Id: force-assign", raw: rawHTTP("POST", assignPath(f.bob, "/assign"),
+			withCT(map[string]string{"X-User-Id": "alice\r\n X-User-Roles: admin", "X-User-Roles": "curator", "Content-Length": "14"}), `{"force":true}`),
+			status: 403, code: "FORBIDDEN"},
 		{name: "space inside a header name", raw: rawHTTP("POST", "/v1/tags", withCT(map[string]string{"X User Id": "alice", "Content-Length": "28"}), `{"tags":["custom:injected"]}`),
 			status: 400},
 		{name: "CR LF in the Content-Type value", raw: rawHTTP("PUT", "/v1/datasets/alpha/curation-instructions", map[string]string{"Content-Type": "application/json\rX-Injected: 1", "Content-Length": "20"}, `{"instructions":"x"}`),
@@ -671,7 +731,8 @@ func TestAbuseEasyAuth(t *testing.T) {
 		{name: "alice's principal with X-User-Id bob: duplicate bob's item", method: "POST", path: assignPath(f.bob, "/duplicate"),
 			header: with(asAlice, "X-User-Id", bob), status: 403, code: "ASSIGNMENT_OWNERSHIP"},
 		{name: "alice's principal with X-User-Roles admin: force-assign", method: "POST", path: assignPath(f.bob, "/assign"), body: `{"force":true}`,
-			header: with(asAlice, "X-User-Roles", "admin,team-lead"), status: 403, code: "ROLE_REQUIRED"},
+			header: with(asAlice, "X-User-Roles", "admin,team-lead"), status: 403, code: "FORBIDDEN",
+			detail: "Forbidden: forcing an assignment needs the admin role; you have the curator role"},
 		{name: "alice's principal with X-User-Id bob: my queue is alice's", method: "GET", path: "/v1/assignments/my",
 			header: with(asAlice, "X-User-Id", bob), status: 200, check: func(t *testing.T, res *response) {
 				assert.Equal(t, []string{"a-1"}, ids(t, res.Array(t)), "the identity is the principal's")

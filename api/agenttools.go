@@ -25,16 +25,20 @@ func (s *Server) agentRoutes() {
 	}
 	p := s.opts.Prefix
 	if s.opts.AgentToolsEnabled {
-		s.e.Add(http.MethodGet, p+"/agent/tools", s.handleAgentListing, s.readBody)
-		// The tool name is checked before the body: an unknown route answers 404 before 413
-		// or 415 (api.md §1.6, check order).
-		s.e.Add(http.MethodPost, p+"/agent/tools/:name", s.handleAgentInvoke, s.knownTool, s.readBody)
+		s.e.Add(http.MethodGet, p+"/agent/tools", s.handleAgentListing,
+			authorize(s.routeRole(http.MethodGet, p+"/agent/tools"), s.routeName(http.MethodGet, p+"/agent/tools")), s.readBody)
+		// The tool name and the caller's role are checked before the body: an unknown tool
+		// answers 404 and a tool beyond the caller's role 403, before 413 or 415.
+		s.e.Add(http.MethodPost, p+"/agent/tools/:name", s.handleAgentInvoke, s.knownTool,
+			authorize(s.routeRole(http.MethodPost, p+"/agent/tools/:name"), s.routeName(http.MethodPost, p+"/agent/tools/:name")),
+			s.authorizeTool, s.readBody)
 	}
 	if s.opts.AgentMCPEnabled {
 		// Only POST is served: GET (a standalone event stream) and DELETE (ending a session)
 		// have no meaning for a stateless server, so they answer 405 like any other method a
 		// path does not list.
-		s.e.Add(http.MethodPost, "/mcp", echo.WrapHandler(mcpErrors(s.agent.MCPHandler())), crossOrigin(), s.readBody, rewindBody)
+		s.e.Add(http.MethodPost, "/mcp", echo.WrapHandler(mcpErrors(s.agent.MCPHandler())),
+			authorize(s.routeRole(http.MethodPost, "/mcp"), "POST /mcp"), s.readBody, rewindBody)
 	}
 }
 
@@ -84,21 +88,6 @@ func (s *Server) handleAgentInvoke(c echo.Context) error {
 	call := tagging.ToolCall{Caller: gtc.CallerFrom(r.Context()), Via: "http", UserAgent: agent.CutUserAgent(r.UserAgent())}
 	res, _ := s.agent.Invoke(r.Context(), call, param(c, "name"), b)
 	return writeJSON(c, http.StatusOK, res)
-}
-
-// crossOrigin refuses cross-origin browser requests (Sec-Fetch-Site, or an Origin whose host
-// is not the request's Host): a page on another site must not drive tools with the
-// credentials the browser adds.
-func crossOrigin() echo.MiddlewareFunc {
-	csrf := http.NewCrossOriginProtection()
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			if err := csrf.Check(c.Request()); err != nil {
-				return &gtc.Error{Code: gtc.CodeForbidden, Message: "Cross-origin requests to /mcp are refused"}
-			}
-			return next(c)
-		}
-	}
 }
 
 // rewindBody hands a wrapped http.Handler the body that readBody has already read.

@@ -119,7 +119,8 @@ func newHarnessWith(t *testing.T, curMod func(*gtc.CuratorDeps), mods ...func(*a
 		m(&opts)
 	}
 	calls := &agentCalls{}
-	tools, err := agent.New(echoTools(calls), agent.Options{Version: "test-version", ResolveCaller: api.CallerResolver(opts.Auth)})
+	tools, err := agent.New(echoTools(calls), agent.Options{Version: "test-version", ResolveCaller: api.CallerResolver(opts.Auth),
+		Authorize: api.AuthorizeTool})
 	require.NoError(t, err)
 	jobs := gtc.NewJobs(clock, 2, time.Hour)
 	t.Cleanup(jobs.Close)

@@ -12,26 +12,70 @@ import (
 	"github.com/gtc-dev/gtc"
 )
 
-// AuthOptions configure how the caller of a request is worked out (api.md §1.5).
+// AuthOptions configure how the caller of a request is worked out, and the role it acts
+// with.
 type AuthOptions struct {
 	// EasyAuth selects Easy Auth headers; false is dev mode.
-	EasyAuth            bool
-	DevUserID           string
+	EasyAuth bool
+	// DevUserID is the dev mode user when X-User-Id is absent.
+	DevUserID string
+	// DevUserRoles are the role claims of a dev mode request without X-User-Roles
+	// (GTC_DEV_USER_ROLES); nil is admin.
 	DevUserRoles        []string
 	AnonymousPaths      []string
 	AllowedEmailDomains []string
 	AllowedObjectIDs    []string
+	// RoleClaims maps lower-case role claim values to the role they grant
+	// (GTC_AUTH_ADMIN_ROLES, GTC_AUTH_CURATOR_ROLES, GTC_AUTH_VIEWER_ROLES); nil is
+	// DefaultRoleClaims. A caller acts with the highest role its claims grant.
+	RoleClaims map[string]gtc.Role
+	// DefaultRole is the role of a caller none of whose claims is mapped
+	// (GTC_AUTH_DEFAULT_ROLE): viewer, curator, admin or none; "" is curator.
+	DefaultRole string
+	// AllowNameOnly accepts an Easy Auth principal whose only identifying claim is a
+	// display name (GTC_EZAUTH_ALLOW_NAME_ONLY); such a name is chosen by the user.
+	AllowNameOnly bool
+}
+
+// DefaultRoleClaims is the claim mapping when none is configured: each role's own name,
+// and team-lead for admin.
+func DefaultRoleClaims() map[string]gtc.Role {
+	return map[string]gtc.Role{"viewer": gtc.RoleViewer, "curator": gtc.RoleCurator, "admin": gtc.RoleAdmin, "team-lead": gtc.RoleAdmin}
+}
+
+// roleOf is the role a caller with these (lower-case) claims acts with.
+func (a AuthOptions) roleOf(claims []string) gtc.Role {
+	mapping := a.RoleClaims
+	if mapping == nil {
+		mapping = DefaultRoleClaims()
+	}
+	best, mapped := gtc.RoleNone, false
+	for _, c := range claims {
+		if r, ok := mapping[c]; ok {
+			mapped = true
+			best = max(best, r)
+		}
+	}
+	if mapped {
+		return best
+	}
+	if a.DefaultRole == "" {
+		return gtc.RoleCurator
+	}
+	r, _ := gtc.ParseRole(a.DefaultRole)
+	return r
 }
 
 const maxUserIDChars = 256
 
 // CallerResolver returns the function that works out the caller of a request from its
-// headers (api.md §1.5): in dev mode X-User-Id (else the configured dev user) and
-// X-User-Roles; in Easy Auth mode the principal headers and the allow-lists, where X-User-Id
-// counts for nothing. A missing principal is UNAUTHENTICATED, a refused one FORBIDDEN, an
-// X-User-Id over 256 characters a 422. The identity middleware and the MCP tool handler
-// (agent.Options.ResolveCaller) both use it, so a tool call over /mcp has the caller the
-// same request would have on /v1.
+// headers: in dev mode X-User-Id (else the configured dev user) and X-User-Roles (else the
+// configured dev roles); in Easy Auth mode the principal headers and the allow-lists, where
+// X-User-Id counts for nothing. The caller's role comes from its role claims through
+// RoleClaims, else DefaultRole. A missing principal is UNAUTHENTICATED, a refused one
+// FORBIDDEN, an X-User-Id over 256 characters a 422. The identity middleware and the MCP
+// tool handler (agent.Options.ResolveCaller) both use it, so a tool call over /mcp has the
+// caller the same request would have on /v1.
 func CallerResolver(a AuthOptions) func(http.Header) (gtc.Caller, error) {
 	return func(h http.Header) (gtc.Caller, error) {
 		if !a.EasyAuth {
@@ -41,30 +85,38 @@ func CallerResolver(a AuthOptions) func(http.Header) (gtc.Caller, error) {
 		if !ok {
 			return gtc.Caller{}, &gtc.Error{Code: gtc.CodeUnauthenticated, Message: "Unauthorized"}
 		}
+		if p.email == "" && p.objectID == "" && !a.AllowNameOnly {
+			return gtc.Caller{}, &gtc.Error{Code: gtc.CodeForbidden,
+				Message: "Forbidden: the principal carries only a display name, which its owner can choose; an e-mail or object id claim is needed"}
+		}
 		if !allowed(a, p) {
 			return gtc.Caller{}, &gtc.Error{Code: gtc.CodeForbidden, Message: "Forbidden"}
 		}
-		return gtc.Caller{UserID: p.userID(), Roles: p.roles}, nil
+		return gtc.Caller{UserID: p.userID(), Role: a.roleOf(p.roles), Roles: p.roles}, nil
 	}
 }
 
 // identity resolves the caller and stores it in the request context. /healthz and /readyz
-// are always anonymous; in Easy Auth mode so are the configured extra paths.
+// are always anonymous. In Easy Auth mode so are the configured extra paths: there a caller
+// without a valid principal reads as an anonymous viewer, so an anonymous path can never
+// be used to change anything.
 func (s *Server) identity(next echo.HandlerFunc) echo.HandlerFunc {
-	anon := map[string]bool{"/healthz": true, "/readyz": true}
+	anon := map[string]bool{}
 	for _, p := range s.opts.Auth.AnonymousPaths {
 		anon[p] = true
 	}
 	return func(c echo.Context) error {
 		r := c.Request()
 		caller := gtc.Caller{UserID: "anonymous"}
-		// Probes are anonymous in every mode; no header can make them fail. Easy Auth's
-		// anonymous paths too; dev mode still reads X-User-Id there.
-		probe := r.URL.Path == "/healthz" || r.URL.Path == "/readyz"
-		if !probe && (!s.opts.Auth.EasyAuth || !anon[r.URL.Path]) {
+		// Probes are anonymous in every mode; no header can make them fail.
+		if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
 			var err error
-			if caller, err = s.resolveCaller(r.Header); err != nil {
-				return err
+			caller, err = s.resolveCaller(r.Header)
+			if err != nil {
+				if !s.opts.Auth.EasyAuth || !anon[r.URL.Path] {
+					return err
+				}
+				caller = gtc.Caller{UserID: "anonymous", Role: gtc.RoleViewer}
 			}
 		}
 		c.Set(ctxUser, caller.UserID)
@@ -82,13 +134,16 @@ func devCaller(a AuthOptions, h http.Header) (gtc.Caller, error) {
 		id = a.DevUserID
 	}
 	roles := a.DevUserRoles
+	if roles == nil {
+		roles = []string{"admin"}
+	}
 	if vals, ok := h["X-User-Roles"]; ok {
 		roles = nil
 		for _, v := range vals {
 			roles = append(roles, splitRoles(v)...)
 		}
 	}
-	return gtc.Caller{UserID: id, Roles: roles}, nil
+	return gtc.Caller{UserID: id, Role: a.roleOf(roles), Roles: roles}, nil
 }
 
 func splitRoles(v string) []string {
@@ -108,7 +163,8 @@ type principal struct {
 	roles    []string
 }
 
-// userID is the e-mail, else the object id, else the name, else "anonymous".
+// userID is the e-mail, else the object id, else the display name (accepted only with
+// AllowNameOnly), else "anonymous".
 func (p principal) userID() string {
 	for _, v := range []string{p.email, p.objectID, p.name} {
 		if v != "" {
@@ -212,9 +268,6 @@ func readPrincipal(h map[string][]string) (principal, bool) {
 			}
 		}
 	}
-	if p.email == "" && strings.Contains(p.name, "@") {
-		p.email = p.name
-	}
 	if p.objectID == "" && p.email == "" && p.name == "" && len(cp.Claims) == 0 {
 		return principal{}, false
 	}
@@ -232,23 +285,43 @@ func decodeBase64(s string) ([]byte, bool) {
 }
 
 // allowed applies the allow-lists: with neither set every principal passes; otherwise the
-// object id or the e-mail domain (text after the last @, exact, case-insensitive) must match.
+// object id or the e-mail domain (the text after the last @) must match one listed. Both
+// compare ASCII case-insensitively, and a value with any other character never matches:
+// Unicode case folding would let a look-alike (a Kelvin sign for K, a long s for s) pass
+// for a listed domain.
 func allowed(a AuthOptions, p principal) bool {
 	if len(a.AllowedEmailDomains) == 0 && len(a.AllowedObjectIDs) == 0 {
 		return true
 	}
-	for _, id := range a.AllowedObjectIDs {
-		if p.objectID != "" && strings.EqualFold(id, p.objectID) {
-			return true
-		}
-	}
-	if at := strings.LastIndex(p.email, "@"); at >= 0 {
-		domain := p.email[at+1:]
-		for _, d := range a.AllowedEmailDomains {
-			if strings.EqualFold(d, domain) {
+	if oid, ok := asciiLower(p.objectID); ok && oid != "" {
+		for _, id := range a.AllowedObjectIDs {
+			if l, ok := asciiLower(id); ok && l == oid {
 				return true
 			}
 		}
 	}
+	if at := strings.LastIndex(p.email, "@"); at >= 0 {
+		if domain, ok := asciiLower(p.email[at+1:]); ok && domain != "" {
+			for _, d := range a.AllowedEmailDomains {
+				if l, ok := asciiLower(d); ok && l == domain {
+					return true
+				}
+			}
+		}
+	}
 	return false
+}
+
+// asciiLower lower-cases an ASCII string; ok is false when s has any other byte.
+func asciiLower(s string) (string, bool) {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= utf8.RuneSelf {
+			return "", false
+		}
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + ('a' - 'A')
+		}
+	}
+	return string(b), true
 }

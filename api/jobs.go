@@ -31,6 +31,9 @@ func (s *Server) handleRecompute(c echo.Context) error {
 		return writeJSON(c, http.StatusOK, res)
 	}
 	caller := gtc.CallerFrom(c.Request().Context())
+	if err := caller.Require(jobRole(JobRecomputeTags), "the job "+JobRecomputeTags); err != nil {
+		return err
+	}
 	job := s.jobs.Submit("recompute-tags", caller.UserID, params, func(ctx context.Context, update func(gtc.JobProgress)) (any, error) {
 		res, err := s.cur.RecomputeTags(ctx, req, gtc.RecomputeHooks{Progress: update})
 		s.recomputed(res)

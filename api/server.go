@@ -7,9 +7,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -142,7 +144,7 @@ func New(d Deps, opts Options) *Server {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.errorHandler
-	e.Use(s.base, s.identity, s.routeGuard)
+	e.Use(s.base, s.sameOrigin(), s.identity, s.routeGuard)
 	s.e = e
 	s.routes()
 	return s
@@ -221,6 +223,13 @@ func (s *Server) base(next echo.HandlerFunc) echo.HandlerFunc {
 		if p == s.opts.Prefix || strings.HasPrefix(p, s.opts.Prefix+"/") || p == "/healthz" || p == "/readyz" {
 			h.Set("Cache-Control", "no-store")
 		}
+		if s.opts.RequestTimeout > 0 && r.Body != nil && r.Body != http.NoBody {
+			// The body must arrive within the request deadline: a client that trickles it
+			// would otherwise hold a connection and a goroutine for as long as it likes.
+			// readBody lifts the deadline once the body is in, so a long answer (an export)
+			// is not cut by it.
+			_ = http.NewResponseController(c.Response()).SetReadDeadline(start.Add(s.opts.RequestTimeout))
+		}
 		if s.opts.RequestTimeout > 0 && !s.long[c.Path()] {
 			ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
 			defer cancel()
@@ -269,6 +278,29 @@ func (s *Server) base(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// sameOrigin refuses a state-changing request (any method but GET, HEAD and OPTIONS) that
+// the browser marks as cross-origin: Sec-Fetch-Site other than same-origin or none, or,
+// from browsers that do not send it, an Origin whose host is not the request's Host. A page
+// on another site must not change items with the credentials the browser adds (cookies of
+// the platform's sign-in), whatever the body or its absence. Requests that are not from a
+// browser (curl, SDKs, MCP clients) send neither header and pass.
+func (s *Server) sameOrigin() echo.MiddlewareFunc {
+	csrf := http.NewCrossOriginProtection()
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			if isSafeMethod(r.Method) {
+				return next(c)
+			}
+			if err := csrf.Check(r); err != nil {
+				return &gtc.Error{Code: gtc.CodeForbidden,
+					Message: "Forbidden: cross-origin " + r.Method + " requests are refused; send it from the page's own origin"}
+			}
+			return next(c)
+		}
+	}
+}
+
 // routeGuard answers what echo's router would get wrong for this API: OPTIONS is not
 // handled (405 with Allow, never 204), and paths with an empty segment or a trailing slash
 // never match a route (api.md §1.1).
@@ -314,8 +346,15 @@ func (s *Server) readBody(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		data, err := io.ReadAll(io.LimitReader(r.Body, s.opts.MaxBodyBytes+1))
 		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				c.Response().Header().Set(echo.HeaderConnection, "close")
+				return &gtc.Error{Code: gtc.CodeRequestTimeout,
+					Message: "The request body did not arrive within " + s.opts.RequestTimeout.String() + " (GTC_REQUEST_TIMEOUT)"}
+			}
 			return gtc.ValidationError([]gtc.FieldError{{Field: "body", Message: "could not be read"}})
 		}
+		_ = http.NewResponseController(c.Response()).SetReadDeadline(time.Time{})
 		if int64(len(data)) > s.opts.MaxBodyBytes {
 			return s.bodyTooLarge()
 		}

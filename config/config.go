@@ -52,11 +52,16 @@ type Config struct {
 	AuthMode                  string `split_words:"true" default:"dev" desc:"dev or easyauth"`
 	EzauthEnabled             Bool   `split_words:"true" default:"false" desc:"true forces easyauth"`
 	DevUserID                 string `split_words:"true" default:"anonymous" desc:"dev mode user when X-User-Id is absent"`
-	DevUserRoles              CSV    `split_words:"true" desc:"dev mode default roles (comma-separated)"`
+	DevUserRoles              CSV    `split_words:"true" default:"admin" desc:"dev mode role claims when X-User-Roles is absent (comma-separated)"`
 	EzauthAllowAnonymousPaths CSV    `split_words:"true" desc:"extra anonymous paths in easyauth mode"`
 	EzauthAllowedEmailDomains CSV    `split_words:"true" desc:"e-mail domain allow-list"`
 	EzauthAllowedObjectIds    CSV    `split_words:"true" desc:"object id allow-list"`
 	EzauthHeaderSource        string `split_words:"true" default:"aca" desc:"only aca is supported"`
+	EzauthAllowNameOnly       Bool   `split_words:"true" default:"false" desc:"accept a principal whose only identifying claim is a display name"`
+	AuthAdminRoles            CSV    `split_words:"true" default:"admin,team-lead" desc:"role claim values that grant the admin role (comma-separated)"`
+	AuthCuratorRoles          CSV    `split_words:"true" default:"curator" desc:"role claim values that grant the curator role (comma-separated)"`
+	AuthViewerRoles           CSV    `split_words:"true" default:"viewer" desc:"role claim values that grant the viewer role (comma-separated)"`
+	AuthDefaultRole           string `split_words:"true" default:"curator" desc:"role of a caller without a mapped role claim: viewer, curator, admin or none"`
 	AzureClientID             string `split_words:"true" desc:"client id of a user-assigned managed identity for Azure clients"`
 
 	// Item store.
@@ -326,6 +331,13 @@ func (c *Config) Validate() Problems {
 	enum("GTC_LOG_FORMAT", c.LogFormat, "json", "text", "auto")
 	enum("GTC_SQLITE_SYNCHRONOUS", c.SqliteSynchronous, "FULL", "NORMAL")
 	enum("GTC_EZAUTH_HEADER_SOURCE", c.EzauthHeaderSource, "aca")
+	enum("GTC_AUTH_DEFAULT_ROLE", strings.ToLower(strings.TrimSpace(c.AuthDefaultRole)), "viewer", "curator", "admin", "none")
+	p = append(p, c.roleClaimProblems()...)
+	for _, d := range c.EzauthAllowedEmailDomains {
+		if !isASCII(d) {
+			p = append(p, fmt.Sprintf("GTC_EZAUTH_ALLOWED_EMAIL_DOMAINS=%q: write an internationalized domain in its ASCII (punycode, xn--) form", d))
+		}
+	}
 
 	if c.Port < 0 || c.Port > 65535 {
 		p = append(p, fmt.Sprintf("GTC_PORT=%d: must be between 0 and 65535", c.Port))
@@ -645,10 +657,59 @@ func (c *Config) Warnings() []string {
 	if c.RepoBackend == "sqlite" && len(c.cosmosSet) > 0 {
 		w = append(w, strings.Join(c.cosmosSet, ", ")+" set, but GTC_REPO_BACKEND=sqlite: items are stored in "+c.SQLitePath()+", not in Cosmos DB")
 	}
+	if len(c.AgentWriteRoles) > 0 {
+		w = append(w, "GTC_AGENT_WRITE_ROLES="+c.AgentWriteRoles.String()+": agent tag executions need the curator role of the permission table and, "+
+			"in addition, one of these role claims or roles; unset it to let every curator execute")
+	}
 	if !c.EasyAuth() && (len(c.EzauthAllowedEmailDomains) > 0 || len(c.EzauthAllowedObjectIds) > 0 || len(c.EzauthAllowAnonymousPaths) > 0) {
 		w = append(w, "Easy Auth allow-lists are set but the server runs in dev mode, where they have no effect")
 	}
 	return w
+}
+
+// RoleClaims maps each lower-case role claim value of GTC_AUTH_ADMIN_ROLES,
+// GTC_AUTH_CURATOR_ROLES and GTC_AUTH_VIEWER_ROLES to the role it grants.
+func (c *Config) RoleClaims() map[string]gtc.Role {
+	m := map[string]gtc.Role{}
+	for _, x := range []struct {
+		values CSV
+		role   gtc.Role
+	}{{c.AuthViewerRoles, gtc.RoleViewer}, {c.AuthCuratorRoles, gtc.RoleCurator}, {c.AuthAdminRoles, gtc.RoleAdmin}} {
+		for _, v := range x.values {
+			m[strings.ToLower(v)] = x.role
+		}
+	}
+	return m
+}
+
+// roleClaimProblems reports a claim value that two role settings name: which role it
+// grants would depend on an order nobody wrote down.
+func (c *Config) roleClaimProblems() []string {
+	var p []string
+	seen := map[string]string{}
+	for _, x := range []struct {
+		name   string
+		values CSV
+	}{{"GTC_AUTH_ADMIN_ROLES", c.AuthAdminRoles}, {"GTC_AUTH_CURATOR_ROLES", c.AuthCuratorRoles}, {"GTC_AUTH_VIEWER_ROLES", c.AuthViewerRoles}} {
+		for _, v := range x.values {
+			l := strings.ToLower(v)
+			if first, ok := seen[l]; ok && first != x.name {
+				p = append(p, fmt.Sprintf("%s and %s both name the role claim %q: each claim value grants one role", first, x.name, v))
+				continue
+			}
+			seen[l] = x.name
+		}
+	}
+	return p
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // EasyAuth reports whether identity comes from Easy Auth headers.

@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gtc-dev/gtc"
 )
 
 // The settings this build reads, exactly as export-storage-migration.md §6.2 names them.
@@ -27,7 +29,8 @@ var specNames = []string{
 	"GTC_LOG_LEVEL", "GTC_LOG_FORMAT", "GTC_SERVICE_NAME", "GTC_METRICS_ENABLED", "GTC_DATA_DIR",
 	"GTC_AUTH_MODE", "GTC_EZAUTH_ENABLED", "GTC_DEV_USER_ID", "GTC_DEV_USER_ROLES",
 	"GTC_EZAUTH_ALLOW_ANONYMOUS_PATHS", "GTC_EZAUTH_ALLOWED_EMAIL_DOMAINS", "GTC_EZAUTH_ALLOWED_OBJECT_IDS",
-	"GTC_EZAUTH_HEADER_SOURCE", "GTC_AZURE_CLIENT_ID",
+	"GTC_EZAUTH_HEADER_SOURCE", "GTC_EZAUTH_ALLOW_NAME_ONLY", "GTC_AUTH_ADMIN_ROLES", "GTC_AUTH_CURATOR_ROLES",
+	"GTC_AUTH_VIEWER_ROLES", "GTC_AUTH_DEFAULT_ROLE", "GTC_AZURE_CLIENT_ID",
 	"GTC_REPO_BACKEND", "GTC_SQLITE_PATH", "GTC_SQLITE_SYNCHRONOUS", "GTC_SQLITE_BUSY_TIMEOUT", "GTC_SQLITE_READ_CONNECTIONS",
 	"GTC_COSMOS_ENDPOINT", "GTC_COSMOS_KEY", "GTC_USE_COSMOS_EMULATOR", "GTC_COSMOS_CONNECTION_VERIFY", "GTC_COSMOS_DB_NAME",
 	"GTC_COSMOS_CONTAINER_GT", "GTC_COSMOS_CONTAINER_ASSIGNMENTS", "GTC_COSMOS_CONTAINER_TAGS", "GTC_COSMOS_CONTAINER_TAG_DEFINITIONS",
@@ -525,4 +528,57 @@ func TestAgentLimits(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+func TestRoleSettings(t *testing.T) {
+	t.Run("defaults", func(t *testing.T) {
+		cleanEnv(t)
+		c, err := Load()
+		require.NoError(t, err)
+		assert.Equal(t, CSV{"admin"}, c.DevUserRoles)
+		assert.Equal(t, "curator", c.AuthDefaultRole)
+		assert.False(t, bool(c.EzauthAllowNameOnly))
+		assert.Equal(t, map[string]gtc.Role{"admin": gtc.RoleAdmin, "team-lead": gtc.RoleAdmin,
+			"curator": gtc.RoleCurator, "viewer": gtc.RoleViewer}, c.RoleClaims())
+		assert.Empty(t, c.Warnings())
+	})
+	t.Run("app roles", func(t *testing.T) {
+		cleanEnv(t)
+		t.Setenv("GTC_AUTH_ADMIN_ROLES", "GTC.Admin")
+		t.Setenv("GTC_AUTH_CURATOR_ROLES", "GTC.Curator, GTC.Editor")
+		t.Setenv("GTC_AUTH_VIEWER_ROLES", "GTC.Viewer")
+		t.Setenv("GTC_AUTH_DEFAULT_ROLE", "None")
+		c, err := Load()
+		require.NoError(t, err)
+		assert.Equal(t, map[string]gtc.Role{"gtc.admin": gtc.RoleAdmin, "gtc.curator": gtc.RoleCurator,
+			"gtc.editor": gtc.RoleCurator, "gtc.viewer": gtc.RoleViewer}, c.RoleClaims())
+	})
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"GTC_AUTH_DEFAULT_ROLE": "owner"}, `GTC_AUTH_DEFAULT_ROLE="owner": must be one of viewer, curator, admin, none`},
+		{map[string]string{"GTC_AUTH_CURATOR_ROLES": "lead", "GTC_AUTH_ADMIN_ROLES": "Lead"},
+			`GTC_AUTH_ADMIN_ROLES and GTC_AUTH_CURATOR_ROLES both name the role claim "lead": each claim value grants one role`},
+		{map[string]string{"GTC_EZAUTH_ALLOWED_EMAIL_DOMAINS": "example.com,bücher.example"},
+			`GTC_EZAUTH_ALLOWED_EMAIL_DOMAINS="bücher.example": write an internationalized domain in its ASCII (punycode, xn--) form`},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			cleanEnv(t)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			_, err := Load()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	t.Run("GTC_AGENT_WRITE_ROLES is explained at startup", func(t *testing.T) {
+		cleanEnv(t)
+		t.Setenv("GTC_AGENT_WRITE_ROLES", "tagger")
+		c, err := Load()
+		require.NoError(t, err)
+		require.Len(t, c.Warnings(), 1)
+		assert.Contains(t, c.Warnings()[0], "GTC_AGENT_WRITE_ROLES=tagger: agent tag executions need the curator role")
+	})
 }

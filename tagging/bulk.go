@@ -269,8 +269,8 @@ func (b *Bulk) undoTarget(ctx context.Context, call ToolCall, id string) (*gtc.A
 	case op.Counts.Applied == 0:
 		r := ToolFailure(CodeNothingToUndo, "Nothing to undo: "+op.OperationID+" changed no items.", extra)
 		return nil, &r
-	case op.Actor != call.Caller.UserID && !call.Caller.HasRole("admin") && !call.Caller.HasRole("team-lead"):
-		r := ToolFailure(CodeForbidden, "Forbidden: "+op.OperationID+" was run by "+op.Actor+"; undoing another user's operation needs the role admin or team-lead.", nil)
+	case op.Actor != call.Caller.UserID && !call.Caller.Role.Includes(gtc.RoleAdmin):
+		r := ToolFailure(CodeForbidden, "Forbidden: "+op.OperationID+" was run by "+op.Actor+"; undoing another user's operation needs the admin role.", nil)
 		return nil, &r
 	}
 	return op, nil

@@ -268,8 +268,13 @@ func (e *bulkEnv) edit(k gtc.Key, comment string, addTag string) *gtc.Item {
 	return out
 }
 
+// caller is a curator, or an admin when one of roles is admin.
 func caller(user string, roles ...string) ToolCall {
-	return ToolCall{Caller: gtc.Caller{UserID: user, Roles: roles}, Via: "http", UserAgent: "test"}
+	role := gtc.RoleCurator
+	if slices.Contains(roles, "admin") {
+		role = gtc.RoleAdmin
+	}
+	return ToolCall{Caller: gtc.Caller{UserID: user, Role: role, Roles: roles}, Via: "http", UserAgent: "test"}
 }
 
 func dataOf(t *testing.T, r ToolResult) map[string]any {

@@ -429,7 +429,7 @@ func TestUndoChecks(t *testing.T) {
 	assert.Equal(t, CodeNotFound, errCode(r))
 	r = e.bulk.UndoTagOperation(bg, caller("bob"), map[string]any{"operation_id": opID})
 	assert.Equal(t, CodeForbidden, errCode(r), "another user's operation")
-	r = e.bulk.UndoTagOperation(bg, caller("bob", "team-lead"), map[string]any{"operation_id": opID})
+	r = e.bulk.UndoTagOperation(bg, caller("bob", "admin"), map[string]any{"operation_id": opID})
 	assert.False(t, r.IsError, r.Content)
 
 	// An operation that changed nothing cannot be undone.

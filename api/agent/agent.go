@@ -33,6 +33,9 @@ type Options struct {
 	// ResolveCaller works out the caller of an MCP call from its HTTP headers, exactly as
 	// the identity middleware of the HTTP API does (api.CallerResolver). Required.
 	ResolveCaller func(http.Header) (gtc.Caller, error)
+	// Authorize refuses a caller whose role does not allow the tool (api.AuthorizeTool,
+	// the permission table). Required: every call of every transport passes through it.
+	Authorize func(c gtc.Caller, tool string) error
 	// Log receives the faults of handlers; nil discards.
 	Log *slog.Logger
 	// Observe, when set, is told of every call of a known tool once it is answered: the
@@ -84,6 +87,9 @@ func New(handlers map[string]Handler, opts Options) (*Tools, error) {
 	if opts.ResolveCaller == nil {
 		return nil, errors.New("agent: Options.ResolveCaller is required")
 	}
+	if opts.Authorize == nil {
+		return nil, errors.New("agent: Options.Authorize is required")
+	}
 	t := &Tools{byName: map[string]*tool{}, opts: opts, log: opts.Log}
 	if t.log == nil {
 		t.log = slog.New(slog.DiscardHandler)
@@ -127,7 +133,8 @@ func (t *Tools) Has(name string) bool { return t.byName[name] != nil }
 func (t *Tools) ToolsetVersion() string { return t.version }
 
 // Invoke runs tool name on a raw JSON input (nil or empty = {}). known is false, and the
-// result empty, when name is not a tool. Input that is not a JSON object, fails the schema
+// result empty, when name is not a tool. A caller whose role does not allow the tool gets a
+// FORBIDDEN envelope naming the role needed. Input that is not a JSON object, fails the schema
 // or breaks a per-operation rule is an INVALID_INPUT envelope; the handler does not run. A
 // handler that panics gives an INTERNAL envelope with the id of the log line.
 func (t *Tools) Invoke(ctx context.Context, call tagging.ToolCall, name string, input []byte) (res tagging.ToolResult, known bool) {
@@ -141,6 +148,13 @@ func (t *Tools) Invoke(ctx context.Context, call tagging.ToolCall, name string, 
 	}
 	if t.opts.Observe != nil {
 		defer func() { t.opts.Observe(name, mode, Outcome(res)) }()
+	}
+	if err := t.opts.Authorize(call.Caller, name); err != nil {
+		msg := err.Error()
+		if e, ok := gtc.AsError(err); ok {
+			msg = e.Message
+		}
+		return tagging.ToolFailure(tagging.CodeForbidden, msg+".", nil), true
 	}
 	raw, err := DecodeInput(input)
 	if err != nil {

@@ -22,18 +22,20 @@ func TestNewNeedsEveryHandlerAndAResolver(t *testing.T) {
 	s := &seen{}
 	hs := echoHandlers(s)
 	delete(hs, "get_item")
-	_, err := agent.New(hs, agent.Options{ResolveCaller: headerResolver})
+	_, err := agent.New(hs, agent.Options{ResolveCaller: headerResolver, Authorize: allowAll})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "get_item")
 
 	hs = echoHandlers(s)
 	hs["get_items"] = hs["get_item"]
-	_, err = agent.New(hs, agent.Options{ResolveCaller: headerResolver})
+	_, err = agent.New(hs, agent.Options{ResolveCaller: headerResolver, Authorize: allowAll})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "get_items")
 
-	_, err = agent.New(echoHandlers(s), agent.Options{})
+	_, err = agent.New(echoHandlers(s), agent.Options{Authorize: allowAll})
 	assert.Error(t, err, "MCP calls need a caller resolver")
+	_, err = agent.New(echoHandlers(s), agent.Options{ResolveCaller: headerResolver})
+	assert.ErrorContains(t, err, "Authorize", "every call needs the permission check")
 }
 
 func TestListingFormats(t *testing.T) {

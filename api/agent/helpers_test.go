@@ -67,9 +67,13 @@ func headerResolver(h http.Header) (gtc.Caller, error) {
 	return gtc.Caller{UserID: id}, nil
 }
 
+// allowAll is an Authorize that lets every caller use every tool; the permission table's
+// own decisions are tested with the API (api/permissions_test.go).
+func allowAll(gtc.Caller, string) error { return nil }
+
 func newTools(t *testing.T, s *seen, log *bytes.Buffer) *agent.Tools {
 	t.Helper()
-	opts := agent.Options{Version: "test-version", ResolveCaller: headerResolver}
+	opts := agent.Options{Version: "test-version", ResolveCaller: headerResolver, Authorize: allowAll}
 	if log != nil {
 		opts.Log = slog.New(slog.NewJSONHandler(log, nil))
 	}

@@ -108,7 +108,7 @@ func TestMCPInProcess(t *testing.T) {
 func TestMCPWithoutACallerIsAProtocolError(t *testing.T) {
 	tools, err := agent.New(echoHandlers(&seen{}), agent.Options{ResolveCaller: func(http.Header) (gtc.Caller, error) {
 		return gtc.Caller{}, &gtc.Error{Code: gtc.CodeUnauthenticated, Message: "Unauthorized"}
-	}})
+	}, Authorize: allowAll})
 	require.NoError(t, err)
 	cs := connect(t, tools)
 	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tag_stats", Arguments: map[string]any{}})

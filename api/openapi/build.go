@@ -215,11 +215,12 @@ func (o op) failsWith(status int, description string, body schema) op {
 	return o
 }
 
-// common adds the error statuses every operation with a caller identity can answer (§1.5, §1.6):
-// 401 and 403 from Easy Auth, 413 and 415 (the body limit and media type apply on every
-// route, even where no body is read), 422 for bad parameters or a dev-mode X-User-Id over
-// 256 characters, and 500. Statuses the operation already documents are kept.
-func (o op) common() op { return o.addMissing(401, 403, 413, 415, 422, 500) }
+// common adds the error statuses every operation with a caller identity can answer: 401 and
+// 403 from Easy Auth, 403 for a role below the operation's or a cross-origin write, 408 for
+// a body that does not arrive in time, 413 and 415 (the body limit and media type apply on
+// every route, even where no body is read), 422 for bad parameters or a dev-mode X-User-Id
+// over 256 characters, and 500. Statuses the operation already documents are kept.
+func (o op) common() op { return o.addMissing(401, 403, 408, 413, 415, 422, 500) }
 
 // withBody adds the statuses of reading a JSON request body (§1.2).
 func (o op) withBody() op { return o.addMissing(413, 415, 422) }
@@ -242,7 +243,10 @@ func (o op) addMissing(statuses ...int) op {
 var standardErrors = map[int]string{
 	400: "A rule of this operation is broken.",
 	401: "Easy Auth mode and no principal (`UNAUTHENTICATED`).",
-	403: "The principal is refused by the allow-lists (`FORBIDDEN`).",
+	403: "`FORBIDDEN`: the caller's role is below the one the operation needs (the detail names it), " +
+		"the principal is refused (allow-lists, a display name alone), or a state-changing request " +
+		"comes from another origin.",
+	408: "The request body did not arrive within `GTC_REQUEST_TIMEOUT` (`REQUEST_TIMEOUT`); the connection is closed.",
 	404: "No such resource (`NOT_FOUND`).",
 	409: "A server-side write lost its race three times (`CONCURRENT_MODIFICATION`).",
 	412: "`ETAG_MISMATCH`: the token is stale.",

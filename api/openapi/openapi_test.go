@@ -456,7 +456,7 @@ func TestInlineResponseSchemas(t *testing.T) {
 		{"/v1/assignments/{dataset}/{bucket}/{item_id}/assign", "POST", 409, exampleAssignConflict, true},
 		{"/v1/assignments/{dataset}/{bucket}/{item_id}/assign", "POST", 409, `{"detail":"Item is assigned to another curator","status":409}`, false},
 		{"/v1/assignments/{dataset}/{bucket}/{item_id}/assign", "POST", 400, `{"detail":"Item is deleted; restore it before assigning","status":400,"code":"BAD_REQUEST"}`, true},
-		{"/v1/assignments/{dataset}/{bucket}/{item_id}/assign", "POST", 403, `{"detail":"Forcing an assignment needs the admin or team-lead role","status":403,"code":"ROLE_REQUIRED"}`, true},
+		{"/v1/assignments/{dataset}/{bucket}/{item_id}/assign", "POST", 403, `{"detail":"Forbidden: forcing an assignment needs the admin role; you have the curator role","status":403,"code":"FORBIDDEN"}`, true},
 		{"/v1/assignments/{dataset}/{bucket}/{item_id}", "PUT", 403, `{"detail":"ASSIGNMENT_OWNERSHIP","status":403,"code":"ASSIGNMENT_OWNERSHIP"}`, true},
 		{"/v1/assignments/{dataset}/{bucket}/{item_id}/duplicate", "POST", 201, exampleItem, true},
 		{"/v1/search", "GET", 200, exampleSearch, true},
@@ -489,7 +489,7 @@ func TestInlineResponseSchemas(t *testing.T) {
 func TestOperations(t *testing.T) {
 	loaded := load(t, openapi.Document("/v1", "dev"))
 	// The body limit and media type apply on every route, so every operation documents 413/415.
-	auth := []int{401, 403, 413, 415, 422, 500}
+	auth := []int{401, 403, 408, 413, 415, 422, 500}
 	store := append(slices.Clone(auth), 503)
 	body := store
 	full := 507 // a write refused for want of storage space

@@ -328,14 +328,14 @@ func assignItem() op {
 			"skipped item and for one held by someone else that is not a draft; reviewedAt and "+
 			"updatedBy are unchanged. A deleted item is refused, so that assigning never restores it "+
 			"silently. A draft held by another curator is protected: without `force` the answer is "+
-			"409, and `force` needs the `admin` or `team-lead` role. A write that loses a race is "+
+			"409, and `force` needs the `admin` role. A write that loses a race is "+
 			"evaluated again.").
 		params(datasetParam(), bucketParam(), itemIDParam()).
 		optionalBody(ref("AssignItemRequest"), "Absent or empty means `{\"force\": false}`.").
 		ok(200, "The item, now the caller's draft.", ref("AgenticGroundTruthEntry-Output"), etagHeader()).
 		fails(400, "`Item is deleted; restore it before assigning` (`BAD_REQUEST`).").
-		fails(403, "`ROLE_REQUIRED`: `force` without the `admin` or `team-lead` role; or the "+
-			"principal is refused by the allow-lists (`FORBIDDEN`).").
+		fails(403, "`FORBIDDEN`: `force` without the `admin` role (the detail names it), a caller "+
+			"below the curator role, or a refused principal.").
 		fails(404, "`Item not found` (`NOT_FOUND`).").
 		failsWith(409, "`ASSIGNMENT_CONFLICT`: the item is a draft held by another curator and "+
 			"`force` is not set; or the write lost its race three times (`CONCURRENT_MODIFICATION`).",

@@ -515,7 +515,7 @@ func selfServeResponse() schema {
 func assignItemRequest() schema {
 	return obj(schema{
 		"force": boolean().def(false).desc("Take the item from another curator who holds it as a " +
-			"draft; needs the `admin` or `team-lead` role."),
+			"draft; needs the `admin` role."),
 	}).desc("Assign body. The whole body is optional; an empty body is the same as `{}`.")
 }
 

@@ -38,7 +38,8 @@ func (a *app) agentTools(ctx context.Context) (*agent.Tools, *tagging.Bulk, erro
 		"search_items":        readTool(reads.SearchItems),
 		"get_item":            readTool(reads.GetItem),
 	}
-	opts := agent.Options{Version: version, ResolveCaller: api.CallerResolver(serverOptions(cfg).Auth), Log: a.log}
+	opts := agent.Options{Version: version, ResolveCaller: api.CallerResolver(serverOptions(cfg).Auth),
+		Authorize: api.AuthorizeTool, Log: a.log}
 	if a.metrics != nil {
 		opts.Observe = a.metrics.agentOperation
 	}

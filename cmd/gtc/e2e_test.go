@@ -53,6 +53,8 @@ func TestE2EBrowser(t *testing.T) {
 		"GTC_FRONTEND_DIR="+site,
 		"GTC_FRONTEND_CACHE_SECONDS=600",
 		"GTC_DEV_USER_ID=e2e-default@example.com",
+		// The page acts as a curator, as most people using the frontend do.
+		"GTC_DEV_USER_ROLES=curator",
 		"GTC_SQLITE_SYNCHRONOUS=NORMAL",
 	)
 	// A clear message while the settings are not wired, instead of a server that never

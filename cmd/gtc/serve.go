@@ -124,6 +124,9 @@ func serverOptions(cfg *config.Config) api.Options {
 			AnonymousPaths:      cfg.EzauthAllowAnonymousPaths,
 			AllowedEmailDomains: cfg.EzauthAllowedEmailDomains,
 			AllowedObjectIDs:    cfg.EzauthAllowedObjectIds,
+			RoleClaims:          cfg.RoleClaims(),
+			DefaultRole:         strings.ToLower(strings.TrimSpace(cfg.AuthDefaultRole)),
+			AllowNameOnly:       bool(cfg.EzauthAllowNameOnly),
 		},
 		Frontend: api.FrontendConfig{
 			RequireReferenceVisit:   bool(cfg.RequireReferenceVisit),

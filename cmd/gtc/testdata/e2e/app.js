@@ -48,6 +48,7 @@ function short(text) {
 async function call(method, path, opts = {}) {
   const headers = { "Content-Type": "application/json" };
   if (opts.user !== null) headers["X-User-Id"] = opts.user || USER;
+  if (opts.roles !== undefined) headers["X-User-Roles"] = opts.roles;
   if (opts.ifMatch !== undefined) headers["If-Match"] = opts.ifMatch;
   let body;
   if (opts.raw !== undefined) body = opts.raw;
@@ -388,8 +389,12 @@ async function run() {
     const custom = glossary.json.groups.find((g) => g.type === "custom");
     check(custom && custom.tags.some((t) => t.key === "custom:e2e" && t.description === "Made by the browser test"), "the definition is not in the glossary");
     check(glossary.json.groups.every((g) => g.tags.every((t) => "key" in t && "description" in t)), "a glossary tag lacks key/description");
-    const del = await call("DELETE", "/v1/tags/definitions/" + encodeURIComponent("custom:e2e"));
-    check(del.status === 204 && del.text === "", `DELETE definition → ${del.status} ${short(del.text)}`);
+    // The page runs as a curator: deleting a definition is an admin's, and the refusal says so.
+    const refused = await call("DELETE", "/v1/tags/definitions/" + encodeURIComponent("custom:e2e"));
+    check(refused.status === 403 && refused.json && refused.json.code === "FORBIDDEN" && /needs the admin role/.test(refused.json.detail),
+      `DELETE definition as a curator → ${refused.status} ${short(refused.text)}`);
+    const del = await call("DELETE", "/v1/tags/definitions/" + encodeURIComponent("custom:e2e"), { roles: "admin" });
+    check(del.status === 204 && del.text === "", `DELETE definition as an admin → ${del.status} ${short(del.text)}`);
     return `${schema.json.groups.length} groups`;
   });
 

@@ -1,0 +1,197 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/api/agent"
+)
+
+// Permission is one entry of the permission table: an operation and the least role that
+// may run it.
+type Permission struct {
+	// Kind is "route" (an HTTP operation), "tool" (an agent tool, over HTTP and MCP),
+	// "job" (background work the server runs for a caller) or "command" (a gtc command).
+	Kind string
+	// Name is the method and path of a route as the OpenAPI document writes it, with the
+	// default prefix /v1 ("DELETE /v1/datasets/{datasetName}"), a tool's name, a job's type
+	// or a command line.
+	Name string
+	// Role is the least role. RoleNone on a route means no role is needed: the probes need
+	// no principal at all, the frontend's files only the sign-in.
+	Role gtc.Role
+	// Note says what raises the role within the operation, or who runs it.
+	Note string
+}
+
+// The permission table. Every route the server registers, every agent tool and every job
+// type has an entry: registering a route without one panics, so a new route cannot ship
+// without deciding who may call it.
+var permissions = []Permission{
+	{"route", "GET /healthz", gtc.RoleNone, "no principal needed"},
+	{"route", "GET /readyz", gtc.RoleNone, "no principal needed"},
+	{"route", "GET /metrics", gtc.RoleViewer, ""},
+	{"route", StaticFilesRoute, gtc.RoleNone, "the curator frontend's files (`GTC_FRONTEND_DIR`); a signed-in principal"},
+
+	{"route", "GET /v1/openapi.json", gtc.RoleViewer, ""},
+	{"route", "GET /v1/schemas", gtc.RoleViewer, ""},
+	{"route", "GET /v1/schemas/{name}", gtc.RoleViewer, ""},
+	{"route", "GET /v1/config", gtc.RoleViewer, ""},
+
+	{"route", "GET /v1/ground-truths/stats", gtc.RoleViewer, ""},
+	{"route", "POST /v1/ground-truths", gtc.RoleCurator, "import"},
+	{"route", "GET /v1/ground-truths", gtc.RoleViewer, ""},
+	{"route", "GET /v1/ground-truths/{datasetName}", gtc.RoleViewer, ""},
+	{"route", "GET /v1/ground-truths/{datasetName}/{bucket}/{item_id}", gtc.RoleViewer, ""},
+	{"route", "PUT /v1/ground-truths/{datasetName}/{bucket}/{item_id}", gtc.RoleCurator, ""},
+	{"route", "DELETE /v1/ground-truths/{datasetName}/{bucket}/{item_id}", gtc.RoleCurator, "a soft delete; restore with PUT"},
+	{"route", "POST /v1/ground-truths/recompute-tags", gtc.RoleAdmin, "rewrites every selected item"},
+	{"route", "GET /v1/ground-truths/snapshot", gtc.RoleViewer, "download of the approved items"},
+	{"route", "POST /v1/ground-truths/snapshot", gtc.RoleCurator, "runs an export"},
+	{"route", "GET /v1/exports", gtc.RoleViewer, ""},
+	{"route", "GET /v1/exports/{snapshotId}", gtc.RoleViewer, ""},
+	{"route", "GET /v1/exports/{snapshotId}/files/{name}", gtc.RoleViewer, ""},
+	{"route", "GET /v1/jobs/{id}", gtc.RoleViewer, ""},
+
+	{"route", "POST /v1/assignments/self-serve", gtc.RoleCurator, ""},
+	{"route", "GET /v1/assignments/my", gtc.RoleViewer, ""},
+	{"route", "PUT /v1/assignments/{dataset}/{bucket}/{item_id}", gtc.RoleCurator, "the assignee only"},
+	{"route", "POST /v1/assignments/{dataset}/{bucket}/{item_id}/assign", gtc.RoleCurator, "`force: true` needs admin"},
+	{"route", "POST /v1/assignments/{dataset}/{bucket}/{item_id}/duplicate", gtc.RoleCurator, ""},
+
+	{"route", "GET /v1/search", gtc.RoleViewer, ""},
+
+	{"route", "GET /v1/tags/schema", gtc.RoleViewer, ""},
+	{"route", "GET /v1/tags", gtc.RoleViewer, ""},
+	{"route", "POST /v1/tags", gtc.RoleCurator, "adds to the tag store"},
+	{"route", "DELETE /v1/tags", gtc.RoleAdmin, "removes from the tag store"},
+	{"route", "GET /v1/tags/glossary", gtc.RoleViewer, ""},
+	{"route", "POST /v1/tags/definitions", gtc.RoleCurator, ""},
+	{"route", "DELETE /v1/tags/definitions/{tag_key}", gtc.RoleAdmin, ""},
+
+	{"route", "GET /v1/datasets", gtc.RoleViewer, ""},
+	{"route", "GET /v1/datasets/{datasetName}/curation-instructions", gtc.RoleViewer, ""},
+	{"route", "PUT /v1/datasets/{datasetName}/curation-instructions", gtc.RoleAdmin, ""},
+	{"route", "DELETE /v1/datasets/{datasetName}", gtc.RoleAdmin, "deletes every item of the dataset"},
+
+	{"route", "GET /v1/agent/tools", gtc.RoleViewer, ""},
+	{"route", "POST /v1/agent/tools/{name}", gtc.RoleViewer, "and the tool's role below"},
+	{"route", "POST /mcp", gtc.RoleViewer, "and the tool's role below"},
+
+	{"tool", agent.ToolManageTags, gtc.RoleCurator, "previews and executions"},
+	{"tool", agent.ToolUndoTagOperation, gtc.RoleCurator, "another user's operation needs admin"},
+	{"tool", agent.ToolListTagOperations, gtc.RoleViewer, ""},
+	{"tool", agent.ToolTagStats, gtc.RoleViewer, ""},
+	{"tool", agent.ToolDatasetStats, gtc.RoleViewer, ""},
+	{"tool", agent.ToolSearchItems, gtc.RoleViewer, ""},
+	{"tool", agent.ToolGetItem, gtc.RoleViewer, ""},
+
+	{"job", JobRecomputeTags, gtc.RoleAdmin, "`POST /v1/ground-truths/recompute-tags?async=true`"},
+	{"job", "agent tag execution", gtc.RoleCurator, "runs on after `manage_tags` or `undo_tag_operation` answers"},
+
+	{"command", "gtc serve, seed, import, export, recompute-tags, migrate, backup", gtc.RoleAdmin,
+		"run with the store's own credentials, outside the API: whoever can run them has admin power"},
+}
+
+// StaticFilesRoute is the table's name of the curator frontend's files, which a middleware
+// serves for GET requests that match no route.
+const StaticFilesRoute = "GET /{file}"
+
+// JobRecomputeTags is the job type of an asynchronous tag recompute.
+const JobRecomputeTags = "recompute-tags"
+
+// Permissions returns the permission table.
+func Permissions() []Permission { return append([]Permission(nil), permissions...) }
+
+var echoParam = regexp.MustCompile(`:([A-Za-z_]+)`)
+
+// routeName is the permission table's name of a registered route: the method and the
+// OpenAPI form of the path, with the server's prefix written as /v1.
+func (s *Server) routeName(method, path string) string {
+	if s.opts.Prefix != "/v1" && (path == s.opts.Prefix || strings.HasPrefix(path, s.opts.Prefix+"/")) {
+		path = "/v1" + strings.TrimPrefix(path, s.opts.Prefix)
+	}
+	return method + " " + echoParam.ReplaceAllString(path, "{$1}")
+}
+
+// permissionOf returns the table's entry of kind and name.
+func permissionOf(kind, name string) (Permission, bool) {
+	for _, p := range permissions {
+		if p.Kind == kind && p.Name == name {
+			return p, true
+		}
+	}
+	return Permission{}, false
+}
+
+// routeRole is the least role of a route; a route the table lacks is a programming error.
+func (s *Server) routeRole(method, path string) gtc.Role {
+	name := s.routeName(method, path)
+	p, ok := permissionOf("route", name)
+	if !ok {
+		panic(fmt.Sprintf("api: route %s has no entry in the permission table (api/permissions.go)", name))
+	}
+	return p.Role
+}
+
+// ToolRole is the least role of an agent tool; ok is false for a name the table lacks.
+func ToolRole(name string) (gtc.Role, bool) {
+	p, ok := permissionOf("tool", name)
+	return p.Role, ok
+}
+
+// AuthorizeTool is agent.Options.Authorize: it refuses a caller whose role is below the
+// tool's, and a tool the table lacks.
+func AuthorizeTool(c gtc.Caller, tool string) error {
+	need, ok := ToolRole(tool)
+	if !ok {
+		return &gtc.Error{Code: gtc.CodeForbidden, Message: "Forbidden: the tool " + tool + " has no entry in the permission table"}
+	}
+	return c.Require(need, "the tool "+tool)
+}
+
+// jobRole is the least role of a job type; a type the table lacks is a programming error.
+func jobRole(typ string) gtc.Role {
+	p, ok := permissionOf("job", typ)
+	if !ok {
+		panic("api: job type " + typ + " has no entry in the permission table (api/permissions.go)")
+	}
+	return p.Role
+}
+
+// authorize is the route middleware that refuses a caller below the route's role with 403
+// FORBIDDEN naming the role needed. It runs before the body is read.
+func authorize(need gtc.Role, what string) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		if need == gtc.RoleNone {
+			return next
+		}
+		return func(c echo.Context) error {
+			if err := gtc.CallerFrom(c.Request().Context()).Require(need, what); err != nil {
+				return err
+			}
+			return next(c)
+		}
+	}
+}
+
+// authorizeTool refuses, before the body is read, a tool call whose tool needs a role the
+// caller lacks. It runs after knownTool, so an unknown name stays a 404.
+func (s *Server) authorizeTool(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := AuthorizeTool(gtc.CallerFrom(c.Request().Context()), param(c, "name")); err != nil {
+			return err
+		}
+		return next(c)
+	}
+}
+
+// isSafeMethod reports whether a method only reads.
+func isSafeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
