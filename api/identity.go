@@ -87,7 +87,7 @@ func CallerResolver(a AuthOptions) func(http.Header) (gtc.Caller, error) {
 		}
 		if p.email == "" && p.objectID == "" && !a.AllowNameOnly {
 			return gtc.Caller{}, &gtc.Error{Code: gtc.CodeForbidden,
-				Message: "Forbidden: the principal carries only a display name, which its owner can choose; an e-mail or object id claim is needed"}
+				Message: "Forbidden: the principal has no e-mail or object id claim; a display name alone, which its owner can choose, is not an identity"}
 		}
 		if !allowed(a, p) {
 			return gtc.Caller{}, &gtc.Error{Code: gtc.CodeForbidden, Message: "Forbidden"}
