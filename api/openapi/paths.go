@@ -47,14 +47,29 @@ func paths(prefix string) map[string]schema {
 
 // Shared parameters.
 
+// nameRule is the rule of a dataset name or item id path parameter, as the parameter
+// descriptions state it.
+const nameRule = "1–255 characters; no `/`, `\\`, `?`, `#`, control characters or invisible " +
+	"format characters (Unicode category Cf: zero-width spaces and joiners, byte-order mark, " +
+	"bidirectional controls, soft hyphen, …), and not `.` or `..`. No item can have another " +
+	"name, so any other value → 422 `VALIDATION_ERROR` naming the parameter (`path.<name>`), " +
+	"before the store is asked."
+
 func datasetNameParam() schema {
-	return pathParam("datasetName", "Dataset name, percent-decoded once; any character except `/`.")
+	return pathParam("datasetName", "Dataset name, percent-decoded once. "+nameRule)
 }
 
 // datasetParam is the dataset segment of the assignment routes, which the reference names
 // `dataset` rather than `datasetName`.
 func datasetParam() schema {
-	return pathParam("dataset", "Dataset name, percent-decoded once; any character except `/`.")
+	return pathParam("dataset", "Dataset name, percent-decoded once. "+nameRule)
+}
+
+// withPathNames documents the 422 of an operation with a dataset name or item id in its
+// path.
+func (o op) withPathNames() op {
+	return o.fails(422, standardErrors[422]+" Here also a dataset name or item id in the path "+
+		"that no item can have (see the parameter), named `path.<parameter>`.")
 }
 
 func bucketParam() schema {
@@ -63,7 +78,7 @@ func bucketParam() schema {
 }
 
 func itemIDParam() schema {
-	return pathParam("item_id", "Item id, percent-decoded once; any character except `/`.")
+	return pathParam("item_id", "Item id, percent-decoded once. "+nameRule)
 }
 
 func ifMatchParam(description string) schema { return headerParam("If-Match", description) }
@@ -202,10 +217,10 @@ func listAllGroundTruths() op {
 
 func listGroundTruths() op {
 	return operation("listGroundTruths", "ground-truths", "Every item of one dataset",
-		"Ordered by updatedAt descending, then id ascending. An unknown dataset gives [].").
+		"Ordered by updatedAt descending, then id ascending. A legal name no item has gives [].").
 		params(datasetNameParam(), statusQuery("Only items of this status.")).
 		ok(200, "The items, without pagination.", arr(ref("AgenticGroundTruthEntry-Output")), nil).
-		common().withStore()
+		withPathNames().common().withStore()
 }
 
 func getGroundTruth() op {
@@ -213,7 +228,7 @@ func getGroundTruth() op {
 		params(datasetNameParam(), bucketParam(), itemIDParam()).
 		ok(200, "The item.", ref("AgenticGroundTruthEntry-Output"), etagHeader()).
 		fails(404, "`Item not found` (`NOT_FOUND`).").
-		common().withStore()
+		withPathNames().common().withStore()
 }
 
 func updateGroundTruth() op {
@@ -228,7 +243,7 @@ func updateGroundTruth() op {
 			"`TAG_RULE_VIOLATION`, `INVALID_APPROVAL` or `ITEM_TOO_LARGE`, in that check order.").
 		fails(404, "`Item not found` (`NOT_FOUND`).").
 		fails(412, "`ETag required` (`ETAG_REQUIRED`) or `ETag mismatch` (`ETAG_MISMATCH`).").
-		withBody().common().withStore().withWrites()
+		withPathNames().withBody().common().withStore().withWrites()
 }
 
 func deleteGroundTruth() op {
@@ -241,7 +256,7 @@ func deleteGroundTruth() op {
 		fails(404, "`Item not found` (`NOT_FOUND`).").
 		fails(409, "").
 		fails(412, "").
-		common().withStore().withWrites()
+		withPathNames().common().withStore().withWrites()
 }
 
 func recomputeTags() op {
@@ -319,7 +334,7 @@ func updateAssignedItem() op {
 			"is refused by the allow-lists (`FORBIDDEN`).").
 		fails(404, "`Item not found` (`NOT_FOUND`).").
 		fails(412, "`ETag required` (`ETAG_REQUIRED`) or `ETag mismatch` (`ETAG_MISMATCH`).").
-		withBody().common().withStore().withWrites()
+		withPathNames().withBody().common().withStore().withWrites()
 }
 
 func assignItem() op {
@@ -340,7 +355,7 @@ func assignItem() op {
 		failsWith(409, "`ASSIGNMENT_CONFLICT`: the item is a draft held by another curator and "+
 			"`force` is not set; or the write lost its race three times (`CONCURRENT_MODIFICATION`).",
 			ref("AssignmentConflictError")).
-		withBody().common().withStore().withWrites()
+		withPathNames().withBody().common().withStore().withWrites()
 }
 
 func duplicateAssignmentItem() op {
@@ -357,7 +372,7 @@ func duplicateAssignmentItem() op {
 		fails(403, "`ASSIGNMENT_OWNERSHIP`: the original is assigned to someone else; or the "+
 			"principal is refused by the allow-lists (`FORBIDDEN`).").
 		fails(404, "`Item not found` (`NOT_FOUND`).").
-		common().withStore().withWrites()
+		withPathNames().common().withStore().withWrites()
 }
 
 // Tags.
@@ -434,7 +449,7 @@ func getCurationInstructions() op {
 		params(datasetNameParam()).
 		ok(200, "The instructions.", ref("DatasetCurationInstructions"), etagHeader()).
 		fails(404, "`Not found`: the dataset has no instructions (`NOT_FOUND`).").
-		common().withStore()
+		withPathNames().common().withStore()
 }
 
 func putCurationInstructions() op {
@@ -446,13 +461,13 @@ func putCurationInstructions() op {
 		ok(201, "Created.", ref("DatasetCurationInstructions"), etagHeader()).
 		fails(412, "`ETag required` when the document exists and no token was given (`ETAG_REQUIRED`); "+
 			"`ETag mismatch` for a stale token or a token for a missing document (`ETAG_MISMATCH`).").
-		withBody().common().withStore().withWrites()
+		withPathNames().withBody().common().withStore().withWrites()
 }
 
 func deleteDataset() op {
 	return operation("deleteDataset", "datasets", "Delete a dataset",
 		"Hard-deletes every item of the dataset, its curation instructions and its assignments. "+
-			"An unknown dataset gives zero counts.").
+			"A legal name no item has gives zero counts.").
 		params(datasetNameParam()).
 		ok(200, "Deleted.", obj(schema{
 			"status":                      constant("deleted"),
@@ -460,7 +475,7 @@ func deleteDataset() op {
 			"curationInstructionsDeleted": boolean(),
 		}, "status", "itemsDeleted", "curationInstructionsDeleted"), nil).
 		fails(409, "").
-		common().withStore().withWrites()
+		withPathNames().common().withStore().withWrites()
 }
 
 // Search.
