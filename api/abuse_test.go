@@ -328,6 +328,7 @@ func TestAbuseTable(t *testing.T) {
 	}
 	aliceCT := withCT(devWho(alice))
 	etagB := f.h.item("alpha", "a-2")["_etag"].(string)
+	etagFree := f.h.item("beta", "b-1")["_etag"].(string)
 
 	rows := []abuseRow{
 		// ---- bodies over GTC_MAX_BODY_BYTES ------------------------------------------------
@@ -558,6 +559,27 @@ func TestAbuseTable(t *testing.T) {
 			detail: "Request validation failed: path.dataset: datasetName contains an invisible format character (U+2066), which is not allowed"},
 		{name: "assign, dataset %2e", method: "POST", path: "/v1/assignments/%2e/" + bucket + "/a-1/assign", header: devWho(alice),
 			status: 422, code: "VALIDATION_ERROR", field: "path.dataset", detail: "Request validation failed: path.dataset: " + gtc.MsgDatasetDots},
+		// ---- invisible format characters in tags ------------------------------------------------
+		{name: "PUT item, a look-alike second source tag with a zero-width space", method: "PUT", path: itemFree,
+			body: `{"manualTags":["source:sme","sour\u200bce:synthetic"]}`, header: withCT(map[string]string{"If-Match": etagFree}),
+			status: 400, code: "INVALID_TAG_FORMAT", field: "manualTags[1]",
+			detail: "Invalid tag format (invisible format character U+200B is not allowed): 'sour\u200bce:synthetic'"},
+		{name: "import, a tag with a byte-order mark", method: "POST", path: "/v1/ground-truths?registerTags=true",
+			body:   `[{"id":"q","datasetName":"alpha","manualTags":["\ufeffsource:sme"]}]`,
+			status: 422, code: "VALIDATION_ERROR", field: "[0].manualTags[0]",
+			detail: "Request validation failed: [0].manualTags[0]: Invalid tag format (invisible format character U+FEFF is not allowed): '\ufeffsource:sme'"},
+		{name: "import, comma form of manualTags with a soft hyphen", method: "POST", path: "/v1/ground-truths",
+			body:   `[{"id":"q","datasetName":"alpha","manualTags":"source:sme, topic:in\u00adstall"}]`,
+			status: 422, code: "VALIDATION_ERROR", field: "[0].manualTags[1]",
+			detail: "Request validation failed: [0].manualTags[1]: Invalid tag format (invisible format character U+00AD is not allowed): 'topic:in\u00adstall'"},
+		{name: "POST tags, a zero-width joiner", method: "POST", path: "/v1/tags", body: `{"tags":["custom:ok","custom:a\u200db"]}`,
+			status: 400, code: "INVALID_TAG_FORMAT", field: "tags[1]"},
+		{name: "DELETE tags, a word joiner in the seeded tag", method: "DELETE", path: "/v1/tags", body: `{"tags":["custom:\u2060seeded"]}`,
+			status: 400, code: "INVALID_TAG_FORMAT", field: "tags[0]"},
+		{name: "POST tag definition, a right-to-left override in the key", method: "POST", path: "/v1/tags/definitions",
+			body:   `{"tag_key":"source:\u202eems","description":"d"}`,
+			status: 422, code: "VALIDATION_ERROR", field: "tag_key",
+			detail: "Request validation failed: tag_key: tag_key contains an invisible format character (U+202E), which is not allowed"},
 		{name: "duplicate, id %2e%2e", method: "POST", path: "/v1/assignments/alpha/" + bucket + "/%2e%2e/duplicate", header: devWho(alice),
 			status: 422, code: "VALIDATION_ERROR", field: "path.item_id", detail: "Request validation failed: path.item_id: " + gtc.MsgIDDots},
 

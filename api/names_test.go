@@ -50,3 +50,40 @@ func TestDuplicateLocationResolves(t *testing.T) {
 		assert.NotEqual(t, id, item["id"])
 	}
 }
+
+// TestTagsComposedEverywhere: a tag typed with combining marks (NFD) and the same tag typed
+// with precomposed letters (NFC) are one tag in the tag store, on items, in list filters and
+// in the glossary.
+func TestTagsComposedEverywhere(t *testing.T) {
+	h := newHarness(t)
+	const nfc, nfd = "café:crème", "cafe\u0301:cre\u0300me"
+
+	res := h.do(req{Method: http.MethodPost, Path: "/v1/tags", Body: map[string]any{"tags": []any{nfd}}})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	assert.Contains(t, strs(res.Object(t)["tags"]), nfc)
+	assert.NotContains(t, strs(res.Object(t)["tags"]), nfd)
+
+	a, b := basicItem("ds", "a"), basicItem("ds", "b")
+	a["manualTags"] = []any{nfc}
+	b["manualTags"] = []any{nfd, nfc}
+	h.importItems(a, b, basicItem("ds", "c")) // known through the tag store, no registerTags
+	assert.Equal(t, []any{nfc}, h.item("ds", "a")["manualTags"])
+	assert.Equal(t, []any{nfc}, h.item("ds", "b")["manualTags"], "one tag")
+
+	for _, filter := range []string{nfc, nfd, " " + nfd + " "} {
+		list := h.get("/v1/ground-truths?sortBy=id&sortOrder=asc&tags=" + url.QueryEscape(filter)).Object(t)
+		assert.Equal(t, []string{"a", "b"}, ids(t, list["items"].([]any)), "tags=%q", filter)
+		list = h.get("/v1/ground-truths?excludeTags=" + url.QueryEscape(filter)).Object(t)
+		assert.Equal(t, []string{"c"}, ids(t, list["items"].([]any)), "excludeTags=%q", filter)
+	}
+
+	res = h.do(req{Method: http.MethodPost, Path: "/v1/tags/definitions", Body: map[string]any{"tag_key": nfd, "description": "d"}})
+	require.Equal(t, http.StatusCreated, res.Status, string(res.Body))
+	assert.Equal(t, nfc, res.Object(t)["tag_key"])
+	res = h.do(req{Method: http.MethodDelete, Path: "/v1/tags/definitions/" + url.PathEscape(nfd)})
+	assert.Equal(t, http.StatusNoContent, res.Status, string(res.Body))
+
+	res = h.do(req{Method: http.MethodDelete, Path: "/v1/tags", Body: map[string]any{"tags": []any{nfd}}})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	assert.NotContains(t, strs(res.Object(t)["tags"]), nfc)
+}
