@@ -186,7 +186,8 @@ func importBulk() op {
 func listAllGroundTruths() op {
 	tagList := func(what string) string {
 		return "Comma-separated tags; entries trimmed, empties dropped; at most 10 of at most 100 " +
-			"characters each. " + what
+			"characters each; composed into Unicode NFC like stored tags (a `dataset:` tag is kept as " +
+			"sent). " + what
 	}
 	return operation("listAllGroundTruths", "ground-truths", "Paged, filtered list of items", "").
 		params(
@@ -396,16 +397,19 @@ func addTags() op {
 		body(ref("AddTagsRequest"), "The tags to add.").
 		ok(200, "The tags now known, and the ignored ones.", tagListResponse(true).
 			desc("TagListResponse plus `ignored`."), nil).
-		fails(400, "A tag is not `group:value` (`INVALID_TAG_FORMAT`); nothing is stored.").
+		fails(400, "A tag is not `group:value`, or holds a comma, a control character or an invisible "+
+			"format character (`INVALID_TAG_FORMAT`); nothing is stored.").
 		withBody().common().withStore().withWrites()
 }
 
 func removeTags() op {
 	return operation("removeTags", "tags", "Remove tags from the tag store",
-		"Idempotent. Tags of the allow-list setting or the groups file stay known.").
+		"Idempotent. Stored entries in another spelling of a removed tag (one that normalizes to "+
+			"it) are removed too. Tags of the allow-list setting or the groups file stay known.").
 		body(ref("RemoveTagsRequest"), "The tags to remove.").
 		ok(200, "The tags now known.", ref("TagListResponse"), nil).
-		fails(400, "A tag is not `group:value` (`INVALID_TAG_FORMAT`); nothing is removed.").
+		fails(400, "A tag is not `group:value`, or holds a comma, a control character or an invisible "+
+			"format character (`INVALID_TAG_FORMAT`); nothing is removed.").
 		withBody().common().withStore().withWrites()
 }
 
@@ -418,12 +422,14 @@ func getTagGlossary() op {
 
 func upsertTagDefinition() op {
 	return operation("upsertTagDefinition", "tags", "Create or update a glossary definition",
-		"An existing definition keeps its creator and creation time. The creator is the caller; a "+
+		"The key is stored trimmed and composed into Unicode NFC, otherwise as sent. An existing "+
+			"definition keeps its creator and creation time. The creator is the caller; a "+
 			"`user_id` query parameter is ignored. A definition does not make its tag known.").
 		body(ref("TagDefinitionRequest"), "The definition.").
 		ok(201, "Stored (created or updated).", ref("TagDefinitionResponse"), nil).
 		fails(422, standardErrors[422]+" Here also `tag_key` outside 1–200 characters after "+
-			"trimming, or `description` over 10000 characters.").
+			"trimming and composing into Unicode NFC, or holding an invisible format character "+
+			"(Unicode category Cf), or `description` over 10000 characters.").
 		withBody().common().withStore().withWrites()
 }
 
