@@ -244,6 +244,7 @@ func TestWorkedExampleSingleTurn(t *testing.T) {
 		{Code: migrate.WarnLegacyTagConverted, Message: "'long_doc' → 'custom:long_doc'"},
 		{Code: migrate.WarnComputedTagsStripped, Message: "Removed computed tags from manualTags: dataset:support, question_length:short"},
 	}, res.Warnings)
+	assert.Equal(t, []string{"custom:long_doc"}, res.ConvertedTags, "the tag the conversion made, not the ones the document had")
 }
 
 // TestWorkedExampleMultiTurn is the second example of domain-and-tags.md §9.7: the blank last
