@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"testing"
@@ -86,4 +87,39 @@ func TestTagsComposedEverywhere(t *testing.T) {
 	res = h.do(req{Method: http.MethodDelete, Path: "/v1/tags", Body: map[string]any{"tags": []any{nfd}}})
 	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
 	assert.NotContains(t, strs(res.Object(t)["tags"]), nfc)
+}
+
+// TestStoredTagTheRulesNowRefuse: an item stored before invisible format characters were
+// refused in tags still reads; a write that keeps the tag is a 400 naming it, never a 500,
+// and a save without it repairs the item.
+func TestStoredTagTheRulesNowRefuse(t *testing.T) {
+	h := newHarness(t)
+	h.importItems(basicItem("ds", "a"))
+	k := h.key("ds", "a")
+	ctx := context.Background()
+	cur, err := h.store.Items().Get(ctx, k)
+	require.NoError(t, err)
+	next := cur.Clone()
+	next.ManualTags = []string{"sour\u200bce:synthetic", "source:sme"}
+	_, err = h.store.Items().Replace(ctx, cur, next)
+	require.NoError(t, err)
+
+	it := h.item("ds", "a")
+	assert.Equal(t, []any{"sour\u200bce:synthetic", "source:sme"}, it["manualTags"], "reads show the item as stored")
+	want := "Invalid tag format (invisible format character U+200B is not allowed): 'sour\u200bce:synthetic'"
+	for _, r := range []req{
+		{Method: http.MethodDelete, Path: itemPath(k)},
+		{Method: http.MethodPost, Path: assignPath(k, "/assign"), Header: devWho(alice)},
+		{Method: http.MethodPut, Path: itemPath(k), Body: map[string]any{"comment": "x"}, Header: map[string]string{"If-Match": etagHeader(t, it["_etag"])}},
+	} {
+		res := h.do(r)
+		require.Equal(t, http.StatusBadRequest, res.Status, "%s %s: %s", r.Method, r.Path, res.Body)
+		body := res.Object(t)
+		assert.Equal(t, "INVALID_TAG_FORMAT", body["code"])
+		assert.Contains(t, body["detail"], want)
+	}
+	res := h.do(req{Method: http.MethodPut, Path: itemPath(k), Body: map[string]any{"manualTags": []any{"source:sme"}},
+		Header: map[string]string{"If-Match": etagHeader(t, it["_etag"])}})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	assert.Equal(t, []any{"source:sme"}, res.Object(t)["manualTags"])
 }

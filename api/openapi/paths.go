@@ -65,6 +65,11 @@ func datasetParam() schema {
 	return pathParam("dataset", "Dataset name, percent-decoded once. "+nameRule)
 }
 
+// storedTagRefused is the 400 of a write that keeps the stored manual tags as they are.
+const storedTagRefused = "`INVALID_TAG_FORMAT`: the item holds a manual tag stored before the tag rules refused " +
+	"it (an invisible format character, for example); the error names it, and a save of the item's " +
+	"`manualTags` without it repairs the item."
+
 // withPathNames documents the 422 of an operation with a dataset name or item id in its
 // path.
 func (o op) withPathNames() op {
@@ -254,6 +259,7 @@ func deleteGroundTruth() op {
 			ifMatchParam("Optional concurrency token; when given it must match.")).
 		ok(200, "Deleted (also when it already was).",
 			obj(schema{"status": constant("deleted")}, "status"), nil).
+		fails(400, storedTagRefused).
 		fails(404, "`Item not found` (`NOT_FOUND`).").
 		fails(409, "").
 		fails(412, "").
@@ -349,7 +355,7 @@ func assignItem() op {
 		params(datasetParam(), bucketParam(), itemIDParam()).
 		optionalBody(ref("AssignItemRequest"), "Absent or empty means `{\"force\": false}`.").
 		ok(200, "The item, now the caller's draft.", ref("AgenticGroundTruthEntry-Output"), etagHeader()).
-		fails(400, "`Item is deleted; restore it before assigning` (`BAD_REQUEST`).").
+		fails(400, "`Item is deleted; restore it before assigning` (`BAD_REQUEST`); or "+storedTagRefused).
 		fails(403, "`ROLE_REQUIRED`: `force` without the `admin` or `team-lead` role; or the "+
 			"principal is refused by the allow-lists (`FORBIDDEN`).").
 		fails(404, "`Item not found` (`NOT_FOUND`).").
@@ -369,7 +375,7 @@ func duplicateAssignmentItem() op {
 		ok(201, "The new item.", ref("AgenticGroundTruthEntry-Output"), headers(etagHeader(),
 			locationHeader("The new item's URL, `{prefix}/ground-truths/<dataset>/<bucket>/<newId>`, "+
 				"each segment percent-encoded."))).
-		fails(400, "`TAG_RULE_VIOLATION` (only with bad data already stored) or `ITEM_TOO_LARGE`.").
+		fails(400, "`INVALID_TAG_FORMAT` or `TAG_RULE_VIOLATION` (only with bad data already stored) or `ITEM_TOO_LARGE`.").
 		fails(403, "`ASSIGNMENT_OWNERSHIP`: the original is assigned to someone else; or the "+
 			"principal is refused by the allow-lists (`FORBIDDEN`).").
 		fails(404, "`Item not found` (`NOT_FOUND`).").
