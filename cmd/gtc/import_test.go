@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -335,6 +337,37 @@ func TestImportLegacyCustomTags(t *testing.T) {
 	sum = importSummaryOf(t, out)
 	assert.Equal(t, 2.0, sum["imported"], out)
 	assert.Equal(t, []any{"custom:long_doc", "custom:needs review", "source:sme"}, exportedItems(t, e)["support/gt-1-copy"]["manualTags"])
+}
+
+// TestImportRefusesDotNames: a dataset name or id of "." or "..", or one with an invisible
+// format character, fails its element alone, in a v2 element and in a legacy one.
+func TestImportRefusesDotNames(t *testing.T) {
+	dir := t.TempDir()
+	e := env(dir)
+	input := strings.Join([]string{
+		`{"id": "a", "datasetName": "..", "history": [{"role": "user", "msg": "q"}]}`,
+		`{"id": ".", "datasetName": "support", "history": [{"role": "user", "msg": "q"}]}`,
+		`{"id": "b", "datasetName": "sup\u200bport", "history": [{"role": "user", "msg": "q"}]}`,
+		`{"id": "c", "datasetName": ".", "synthQuestion": "q", "answer": "a"}`,
+		`{"id": "ok", "datasetName": "...", "history": [{"role": "user", "msg": "q"}]}`,
+	}, "\n")
+	out, stderr, code := runGTCWithStdin(t, e, input, "import", "-", "--json")
+	require.Equal(t, 1, code, stderr)
+	sum := importSummaryOf(t, out)
+	assert.Equal(t, 1.0, sum["imported"], "a name of three dots is an ordinary name")
+	assert.Equal(t, 4.0, sum["failed"])
+	var msgs []string
+	for _, e := range sum["errorSamples"].([]any) {
+		m := e.(map[string]any)
+		msgs = append(msgs, m["code"].(string)+": "+m["message"].(string))
+	}
+	assert.Equal(t, []string{
+		"VALIDATION_ERROR: Request validation failed: [0].datasetName: datasetName cannot be '.' or '..'",
+		"VALIDATION_ERROR: Request validation failed: [1].id: id cannot be '.' or '..'",
+		"VALIDATION_ERROR: Request validation failed: [2].datasetName: datasetName contains an invisible format character (U+200B), which is not allowed",
+		"INVALID_DOCUMENT: datasetName cannot be '.' or '..'",
+	}, msgs)
+	assert.Equal(t, []string{".../ok"}, slices.Collect(maps.Keys(exportedItems(t, e))))
 }
 
 func TestImportUsageErrors(t *testing.T) {
