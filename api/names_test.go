@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"testing"
@@ -122,4 +123,31 @@ func TestStoredTagTheRulesNowRefuse(t *testing.T) {
 		Header: map[string]string{"If-Match": etagHeader(t, it["_etag"])}})
 	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
 	assert.Equal(t, []any{"source:sme"}, res.Object(t)["manualTags"])
+}
+
+// TestArtifactExportOfOneIDInTwoDatasets: items are keyed by (datasetName, id), so the same
+// id in two datasets is legal data, and the default artifact export stores both.
+func TestArtifactExportOfOneIDInTwoDatasets(t *testing.T) {
+	h := newHarness(t)
+	h.importItems(basicItem("alpha", "gt-1"), basicItem("beta", "gt-1"), basicItem("beta", "gt-2"))
+	res := h.do(req{Method: http.MethodPost, Path: "/v1/ground-truths/snapshot",
+		Body: map[string]any{"filters": map[string]any{"status": ""}, "delivery": map[string]any{"mode": "artifact"}}})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	id := res.Object(t)["snapshotId"].(string)
+
+	m := h.get("/v1/exports/" + id).Object(t)
+	assert.Equal(t, json.Number("3"), m["count"])
+	got := map[string]string{}
+	for _, f := range m["files"].([]any) {
+		name := f.(map[string]any)["name"].(string)
+		file := h.get("/v1/exports/" + id + "/files/" + url.PathEscape(name))
+		require.Equal(t, http.StatusOK, file.Status, "%s: %s", name, file.Body)
+		rec := file.Object(t)
+		got[name] = rec["datasetName"].(string) + "/" + rec["id"].(string)
+	}
+	assert.Equal(t, map[string]string{
+		"ground-truth-gt-1.json":      "alpha/gt-1",
+		"ground-truth-gt-1~beta.json": "beta/gt-1",
+		"ground-truth-gt-2.json":      "beta/gt-2",
+	}, got)
 }
