@@ -64,12 +64,11 @@ func (e *InvalidTagError) Error() string {
 	}
 }
 
-// Normalize turns a raw manual tag into its canonical "group:value" form
-// (domain-and-tags.md §3.1): lower-cased, no whitespace around colons, internal whitespace
-// runs collapsed to one space, and in Unicode Normalization Form C, so a tag typed with
-// precomposed letters and one typed with combining marks are one tag. It fails with an
-// *InvalidTagError when there is no colon or the group or value is empty. Normalize is
-// idempotent. It is the one normalization of manual tags: item writes, the tag store, the
+// Normalize turns a raw manual tag into its canonical "group:value" form: lower-cased, no
+// whitespace around colons, internal whitespace runs collapsed to one space, and in Unicode
+// Normalization Form C, so a tag typed with precomposed letters and one typed with combining
+// marks are one tag. It fails with an *InvalidTagError when there is no colon or the group
+// or value is empty. Normalize is idempotent. It is the one normalization of manual tags: item writes, the tag store, the
 // allow-list setting, the groups file, imports and the agent tools' arguments all use it.
 //
 // Three product rules go beyond the spec; the first two are checked first, the last one

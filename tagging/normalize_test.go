@@ -117,9 +117,9 @@ func TestParse(t *testing.T) {
 	assert.EqualError(t, err, "Invalid tag format (expected group:value): 'nocolon'")
 }
 
-// normalizeReference is §3.1 written out step by step, plus the product rules and the
-// composition into Normalization Form C, as the oracle for Normalize's one-pass
-// implementation and its fast path.
+// normalizeReference is the tag normalization written out step by step, plus the product
+// rules and the composition into Normalization Form C, as the oracle for Normalize's
+// one-pass implementation and its fast path.
 func normalizeReference(raw string) (string, error) {
 	for _, r := range raw {
 		if r == ',' || unicode.IsControl(r) && !unicode.IsSpace(r) {

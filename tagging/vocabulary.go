@@ -237,13 +237,13 @@ func (v *Vocabulary) Glossary(ctx context.Context) (*gtc.Glossary, error) {
 	return out, nil
 }
 
-// PutDefinition creates or updates the glossary definition of key (domain-and-tags.md §7.4).
-// key is trimmed and composed into Unicode Normalization Form C (DefinitionKey) and must
-// then be 1–MaxDefinitionKeyLength characters without invisible format characters; it is
-// not otherwise normalized, since a definition may describe any key the UI shows.
-// description may be 0–MaxDefinitionDescriptionLength characters. Violations are one
-// VALIDATION_ERROR naming every field at fault. A new definition is attributed to by (no
-// creator when by is ""); the store keeps the creator and creation time of an existing one.
+// PutDefinition creates or updates the glossary definition of key. key is trimmed and
+// composed into Unicode Normalization Form C (DefinitionKey) and must then be
+// 1–MaxDefinitionKeyLength characters without invisible format characters; it is not
+// otherwise normalized, since a definition may describe any key the UI shows. description
+// may be 0–MaxDefinitionDescriptionLength characters. Violations are one VALIDATION_ERROR
+// naming every field at fault. A new definition is attributed to by (no creator when by is
+// ""); the store keeps the creator and creation time of an existing one.
 func (v *Vocabulary) PutDefinition(ctx context.Context, key, description, by string) (*gtc.TagDefinition, error) {
 	key = DefinitionKey(key)
 	var fields []gtc.FieldError
@@ -292,7 +292,7 @@ func DefinitionKey(raw string) string {
 
 // DeleteDefinition removes the definition of key, looked up by DefinitionKey (and, for a
 // definition stored before keys were composed, by key as sent); an absent one is NOT_FOUND
-// with the message of api.md §3.7.7.
+// ("Tag definition '<key>' not found").
 func (v *Vocabulary) DeleteDefinition(ctx context.Context, key string) error {
 	err := v.defs.Delete(ctx, DefinitionKey(key))
 	if k := DefinitionKey(key); k != key && (errors.Is(err, gtc.ErrNotFound) || errors.Is(err, gtc.ErrInvalidArgument)) {
