@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"slices"
 	"strconv"
@@ -151,9 +150,11 @@ func (n *itemFileNamer) name(datasetName, id string) string {
 
 // take reserves name and reports whether it was free.
 func (n *itemFileNamer) take(name string) bool {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(name))
-	sum := h.Sum64()
+	sum := uint64(14695981039346656037) // FNV-1a, 64-bit
+	for i := 0; i < len(name); i++ {
+		sum ^= uint64(name[i])
+		sum *= 1099511628211
+	}
 	if _, ok := n.taken[sum]; ok {
 		return false
 	}
