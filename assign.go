@@ -231,7 +231,7 @@ func (c *Curator) assignTo(cur *Item, user string) (*Item, error) {
 	cur.Status = StatusDraft
 	cur.UpdatedAt = now
 	if _, err := c.tagger.Prepare(cur, cur.ManualTags, false); err != nil {
-		return nil, err
+		return nil, tagError(err, "") // a stored tag the rules refuse names itself
 	}
 	return cur, nil
 }

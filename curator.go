@@ -333,7 +333,7 @@ func (c *Curator) DeleteItem(ctx context.Context, k Key, ifMatch string) error {
 	_, err := SoftDelete(ctx, c.store.Items(), k, strings.TrimSpace(ifMatch), func(it *Item) error {
 		it.UpdatedAt = c.now()
 		_, err := c.tagger.Prepare(it, it.ManualTags, false)
-		return err
+		return tagError(err, "") // a stored tag the rules refuse names itself
 	})
 	return storeError(err)
 }

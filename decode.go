@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -29,9 +28,6 @@ const (
 
 // Item structure messages (domain-and-tags.md §1.1–§1.2).
 const (
-	MsgIDChars            = "id contains characters that are not allowed"
-	MsgDatasetEmpty       = "datasetName cannot be empty"
-	MsgDatasetChars       = "datasetName contains characters that are not allowed"
 	MsgHistoryEmpty       = "history fields cannot be empty"
 	MsgContextKeyEmpty    = "contextEntries[].key cannot be empty"
 	MsgToolNameEmpty      = "toolCalls[].name cannot be empty"
@@ -41,9 +37,6 @@ const (
 	MsgPluginKindEmpty    = "plugins[].kind cannot be empty"
 	MsgReferenceURLEmpty  = "Reference URL cannot be empty"
 )
-
-// MaxNameChars bounds id and datasetName.
-const MaxNameChars = 255
 
 // ParseBody parses a request body as JSON. A syntax error is a 422 INVALID_JSON naming the
 // body (api.md §1.2).
@@ -177,41 +170,6 @@ func (d *decoder) integer(v *jvalue, p fieldPath) (int64, bool) {
 func charCount(s string) int { return utf8.RuneCountInString(s) }
 
 func atMost(n int) string { return fmt.Sprintf("must be at most %d characters", n) }
-
-// badNameChars reports whether s contains '/', '\', '?', '#' or a control character.
-func badNameChars(s string) bool {
-	for _, r := range s {
-		if r == '/' || r == '\\' || r == '?' || r == '#' || unicode.IsControl(r) {
-			return true
-		}
-	}
-	return false
-}
-
-// CheckItemID validates a non-blank, trimmed item id.
-func CheckItemID(id string) string {
-	if charCount(id) > MaxNameChars {
-		return atMost(MaxNameChars)
-	}
-	if badNameChars(id) {
-		return MsgIDChars
-	}
-	return ""
-}
-
-// CheckDatasetName validates a dataset name as sent.
-func CheckDatasetName(name string) string {
-	if strings.TrimSpace(name) == "" {
-		return MsgDatasetEmpty
-	}
-	if charCount(name) > MaxNameChars {
-		return atMost(MaxNameChars)
-	}
-	if badNameChars(name) {
-		return MsgDatasetChars
-	}
-	return ""
-}
 
 // --- nested types, shared by import and PUT ------------------------------------------------
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -29,6 +30,13 @@ type ImportOptions struct {
 	// import sends its input in batches; a request is one batch). It only labels the
 	// "import.batch" span.
 	Batch int
+	// ConvertedTags, when set, holds per entry (by position) the manual tags that a legacy
+	// v1 conversion made for it (custom:<name> from a bare legacy tag name; gtc import
+	// converts legacy documents). The element's author never wrote them, so they are
+	// accepted without RegisterTags and, like registered tags, added to the tag store when
+	// the item is created: the item then exports and imports again. Every other unknown tag
+	// of the entry is refused as usual.
+	ConvertedTags [][]string
 }
 
 // ImportIssue is one per-item error or warning of an import.
@@ -175,22 +183,30 @@ func (c *Curator) Import(ctx context.Context, entries []*ImportEntry, opts Impor
 				Message: "Removed computed tags from manualTags: " + strings.Join(prep.Stripped, ", ")})
 			c.log.WarnContext(ctx, "computed tags removed from manualTags", "item", id, "dataset", it.DatasetName, "removed", prep.Stripped)
 		}
-		// 3. Vocabulary: every remaining manual tag must be known, unless registerTags.
-		var unknown []string
+		// 3. Vocabulary: every remaining manual tag must be known, unless registerTags or
+		// made by a legacy conversion; unknown tags are registered when the item is created.
+		var unknown, refused []string
 		if len(it.ManualTags) > 0 && c.vocab != nil {
 			kt, err := knownTags()
 			if err != nil {
 				return nil, err
 			}
+			var converted []string
+			if i < len(opts.ConvertedTags) {
+				converted = opts.ConvertedTags[i]
+			}
 			for _, t := range it.ManualTags {
 				if !kt[t] {
 					unknown = append(unknown, t)
+					if !slices.Contains(converted, t) {
+						refused = append(refused, t)
+					}
 				}
 			}
 		}
-		if len(unknown) > 0 && !opts.RegisterTags {
-			msgs := make([]string, len(unknown))
-			for k, t := range unknown {
+		if len(refused) > 0 && !opts.RegisterTags {
+			msgs := make([]string, len(refused))
+			for k, t := range refused {
 				msgs[k] = fmt.Sprintf("Unknown tag '%s'.", t)
 			}
 			fail(i, id, "manualTags", CodeInvalidTag, strings.Join(msgs, "; "))

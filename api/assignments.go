@@ -64,9 +64,6 @@ func (s *Server) handleAssign(c echo.Context) error {
 		}
 		return gtc.ValidationError(errs)
 	}
-	if err := unknownItem(k); err != nil {
-		return err
-	}
 	it, err := s.cur.Assign(c.Request().Context(), k, force)
 	if err != nil {
 		return err
@@ -78,9 +75,6 @@ func (s *Server) handleDuplicate(c echo.Context) error {
 	k, errs := itemKey(c, "dataset")
 	if errs != nil {
 		return gtc.ValidationError(errs)
-	}
-	if err := unknownItem(k); err != nil {
-		return err
 	}
 	it, err := s.cur.Duplicate(c.Request().Context(), k)
 	if err != nil {

@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"net/http"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -23,12 +22,10 @@ func writeCuration(c echo.Context, status int, d *gtc.CurationInstructions) erro
 	return writeRaw(c, status, d.APIJSON())
 }
 
-var errCurationNotFound = &gtc.Error{Code: gtc.CodeNotFound, Message: "Not found"}
-
 func (s *Server) handleGetCuration(c echo.Context) error {
 	ds := param(c, "datasetName")
-	if !possibleDataset(ds) {
-		return errCurationNotFound // PUT refuses such names, so no document has one
+	if errs := datasetPathErrors("datasetName", ds); errs != nil {
+		return gtc.ValidationError(errs)
 	}
 	d, err := s.cur.CurationInstructions(c.Request().Context(), ds)
 	if err != nil {
@@ -37,23 +34,8 @@ func (s *Server) handleGetCuration(c echo.Context) error {
 	return writeCuration(c, http.StatusOK, d)
 }
 
-// datasetPathErrors checks a datasetName path parameter that a write would store: the
-// character and length rules of an item's datasetName (api.md §2.1), on the decoded value,
-// which must be UTF-8 too. Reads and deletes answer such a name as an unknown one without
-// asking the store (possibleDataset).
-func datasetPathErrors(name string) []gtc.FieldError {
-	msg := gtc.CheckDatasetName(name)
-	if msg == "" && !utf8.ValidString(name) {
-		msg = gtc.MsgDatasetChars
-	}
-	if msg == "" {
-		return nil
-	}
-	return []gtc.FieldError{{Field: "path.datasetName", Message: msg}}
-}
-
 func (s *Server) handlePutCuration(c echo.Context) error {
-	errs := datasetPathErrors(param(c, "datasetName"))
+	errs := datasetPathErrors("datasetName", param(c, "datasetName"))
 	b := body(c)
 	if b == nil {
 		return gtc.ValidationError(append(errs, gtc.FieldError{Field: "body", Message: "required"}))
@@ -84,13 +66,14 @@ func (s *Server) handlePutCuration(c echo.Context) error {
 }
 
 func (s *Server) handleDeleteDataset(c echo.Context) error {
-	var del gtc.DatasetDeletion
-	if ds := param(c, "datasetName"); possibleDataset(ds) {
-		var err error
-		if del, err = s.cur.DeleteDataset(c.Request().Context(), ds); err != nil {
-			return err
-		}
-	} // else no item or document has that name: nothing to delete (api.md §3.8.4: zero counts)
+	ds := param(c, "datasetName")
+	if errs := datasetPathErrors("datasetName", ds); errs != nil {
+		return gtc.ValidationError(errs)
+	}
+	del, err := s.cur.DeleteDataset(c.Request().Context(), ds)
+	if err != nil {
+		return err
+	}
 	return writeJSON(c, http.StatusOK, struct {
 		Status                      string `json:"status"`
 		ItemsDeleted                int    `json:"itemsDeleted"`

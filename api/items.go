@@ -4,49 +4,56 @@ import (
 	"bytes"
 	"net/http"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/gtc-dev/gtc"
 )
 
-// itemKey reads the three path parameters of an item URL; the bucket must be a UUID.
+// itemKey reads the three path parameters of an item URL. The dataset name and the id must
+// obey the name rules every stored item obeys, and the bucket must be a UUID; the problems
+// are listed in path order, for one 422.
 func itemKey(c echo.Context, datasetParam string) (gtc.Key, []gtc.FieldError) {
 	k := gtc.Key{DatasetName: param(c, datasetParam), ID: param(c, "item_id")}
-	b, ok := gtc.ParseUUID(param(c, "bucket"))
-	if !ok {
-		return k, []gtc.FieldError{{Field: "path.bucket", Message: "must be a UUID"}}
+	errs := datasetPathErrors(datasetParam, k.DatasetName)
+	if b, ok := gtc.ParseUUID(param(c, "bucket")); ok {
+		k.Bucket = b
+	} else {
+		errs = append(errs, gtc.FieldError{Field: "path.bucket", Message: "must be a UUID"})
 	}
-	k.Bucket = b
-	return k, nil
+	if msg := gtc.CheckItemID(k.ID); msg != "" {
+		errs = append(errs, gtc.FieldError{Field: "path.item_id", Message: msg})
+	}
+	return k, errs
 }
 
-var errItemNotFound = &gtc.Error{Code: gtc.CodeNotFound, Message: gtc.MsgItemNotFound}
-
-// unknownItem answers 404 for a key no stored item can have, before the store is asked:
-// every item obeys the id and datasetName rules (api.md §2.1; import, duplicate and gtc
-// migrate enforce them), so a decoded path with invalid UTF-8, a "/" from %2F, a "\" or a
-// control character names nothing. Cosmos DB could not even be asked about some of them.
-func unknownItem(k gtc.Key) error {
-	if !possibleDataset(k.DatasetName) || k.ID == "" || !utf8.ValidString(k.ID) || gtc.CheckItemID(k.ID) != "" {
-		return errItemNotFound
+// datasetPathErrors checks a path parameter that names a dataset (its decoded value) with
+// the dataset name rule (gtc.CheckDatasetName). A name no item, curation document or
+// dataset can have is a 422 naming the parameter, on reads and deletes as on writes, and the
+// store is never asked about it.
+func datasetPathErrors(paramName, name string) []gtc.FieldError {
+	if msg := gtc.CheckDatasetName(name); msg != "" {
+		return []gtc.FieldError{{Field: "path." + paramName, Message: msg}}
 	}
 	return nil
 }
 
-// possibleDataset reports whether a dataset could have this name (api.md §2.1).
-func possibleDataset(name string) bool {
-	return utf8.ValidString(name) && gtc.CheckDatasetName(name) == ""
+// withPathErrors is one 422 with the path problems first, then the fields of err (a
+// VALIDATION_ERROR of the query or the body); nil errs leaves err alone.
+func withPathErrors(errs []gtc.FieldError, err error) error {
+	if len(errs) == 0 {
+		return err
+	}
+	if ge, ok := gtc.AsError(err); ok && ge.Code == gtc.CodeValidation {
+		errs = append(errs, ge.Fields...)
+	}
+	return gtc.ValidationError(errs)
 }
 
 func (s *Server) handleGetItem(c echo.Context) error {
 	k, errs := itemKey(c, "datasetName")
 	if errs != nil {
 		return gtc.ValidationError(errs)
-	}
-	if err := unknownItem(k); err != nil {
-		return err
 	}
 	it, err := s.cur.GetItem(c.Request().Context(), k)
 	if err != nil {
@@ -73,9 +80,6 @@ func decodePatch(c echo.Context, datasetParam string, allowApprove bool) (gtc.Ke
 	if errs != nil {
 		return k, nil, gtc.ValidationError(errs)
 	}
-	if err := unknownItem(k); err != nil {
-		return k, nil, err
-	}
 	return k, patch, nil
 }
 
@@ -95,9 +99,6 @@ func (s *Server) handleDeleteItem(c echo.Context) error {
 	k, errs := itemKey(c, "datasetName")
 	if errs != nil {
 		return gtc.ValidationError(errs)
-	}
-	if err := unknownItem(k); err != nil {
-		return err
 	}
 	if err := s.cur.DeleteItem(c.Request().Context(), k, c.Request().Header.Get("If-Match")); err != nil {
 		return err
@@ -134,13 +135,13 @@ func (s *Server) handleList(c echo.Context) error {
 }
 
 func (s *Server) handleListDataset(c echo.Context) error {
+	ds := param(c, "datasetName")
 	status, err := parseStatusFilter(c.Request().URL)
+	if errs := datasetPathErrors("datasetName", ds); errs != nil {
+		return withPathErrors(errs, err)
+	}
 	if err != nil {
 		return err
-	}
-	ds := param(c, "datasetName")
-	if !possibleDataset(ds) {
-		return writeItems(c, nil) // no item has such a dataset name
 	}
 	items, err := s.cur.ListDataset(c.Request().Context(), ds, status)
 	if err != nil {

@@ -260,19 +260,32 @@ func TestGetItem(t *testing.T) {
 	assert.Equal(t, http.StatusOK, h.get(upper).Status, "a bucket in any UUID form is accepted")
 
 	for name, path := range map[string]string{
-		"unknown id":     "/v1/ground-truths/support/" + k.Bucket + "/nope",
-		"wrong bucket":   "/v1/ground-truths/support/00000000-0000-0000-0000-000000000001/gt-1",
-		"wrong dataset":  "/v1/ground-truths/other/" + k.Bucket + "/gt-1",
-		"escaped id bad": "/v1/ground-truths/support/" + k.Bucket + "/gt%2F1",
+		"unknown id":    "/v1/ground-truths/support/" + k.Bucket + "/nope",
+		"wrong bucket":  "/v1/ground-truths/support/00000000-0000-0000-0000-000000000001/gt-1",
+		"wrong dataset": "/v1/ground-truths/other/" + k.Bucket + "/gt-1",
 	} {
-		// The document router decodes %2F into a path separator, so it cannot match this one.
-		res := h.do(req{Method: http.MethodGet, Path: path, NoCheck: strings.Contains(path, "%2F")})
+		res := h.get(path)
 		assert.Equal(t, http.StatusNotFound, res.Status, name)
 		assert.Equal(t, map[string]any{"detail": "Item not found", "status": json.Number("404"), "code": "NOT_FOUND"}, res.Object(t), name)
 	}
 	bad := h.get("/v1/ground-truths/support/not-a-uuid/gt-1")
 	require.Equal(t, http.StatusUnprocessableEntity, bad.Status)
 	assert.Equal(t, fieldErrors([]gtc.FieldError{{Field: "path.bucket", Message: "must be a UUID"}}), bad.Object(t)["errors"])
+
+	// A name no item can have is refused before the store is asked, each problem named.
+	// The document router decodes %2F into a path separator, so it cannot match that one.
+	bad = h.do(req{Method: http.MethodGet, Path: "/v1/ground-truths/support/" + k.Bucket + "/gt%2F1", NoCheck: true})
+	require.Equal(t, http.StatusUnprocessableEntity, bad.Status)
+	assert.Equal(t, map[string]any{"detail": "Request validation failed: path.item_id: id contains characters that are not allowed",
+		"status": json.Number("422"), "code": "VALIDATION_ERROR",
+		"errors": fieldErrors([]gtc.FieldError{{Field: "path.item_id", Message: gtc.MsgIDChars}})}, bad.Object(t))
+	bad = h.get("/v1/ground-truths/%2e%2e/not-a-uuid/gt%E2%80%8B1")
+	require.Equal(t, http.StatusUnprocessableEntity, bad.Status)
+	assert.Equal(t, fieldErrors([]gtc.FieldError{
+		{Field: "path.datasetName", Message: gtc.MsgDatasetDots},
+		{Field: "path.bucket", Message: "must be a UUID"},
+		{Field: "path.item_id", Message: "id contains an invisible format character (U+200B), which is not allowed"},
+	}), bad.Object(t)["errors"], "every path problem, in path order")
 }
 
 func TestPercentEncodedPathParameters(t *testing.T) {

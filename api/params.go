@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/tagging"
 )
 
 // maxQueryParams bounds the parameters of one query string. It is net/url's own bound: past
@@ -365,7 +366,9 @@ func clamp(v, lo, hi int) int {
 }
 
 // tagFilterList splits a comma-separated tag filter: entries trimmed, empties dropped, at most 10,
-// each at most 100 characters. Tags are compared exactly; they are not normalized.
+// each at most 100 characters. Tags are compared exactly and case-sensitively, in the form
+// tagging.FilterTag gives them (composed into Unicode Normalization Form C, as every
+// normalized tag is; dataset tags as sent).
 func tagFilterList(raw, tooMany, label string) ([]string, error) {
 	var out []string
 	for _, part := range strings.Split(raw, ",") {
@@ -376,11 +379,12 @@ func tagFilterList(raw, tooMany, label string) ([]string, error) {
 	if len(out) > 10 {
 		return nil, invalidQuery("%s", tooMany)
 	}
-	for _, t := range out {
+	for i, t := range out {
 		if utf8.RuneCountInString(t) > 100 {
 			r := []rune(t)
 			return nil, invalidQuery("%s '%s...' exceeds maximum length of 100 characters.", label, string(r[:50]))
 		}
+		out[i] = tagging.FilterTag(t)
 	}
 	return out, nil
 }

@@ -63,31 +63,103 @@ func (e *storageError) Unwrap() []error {
 // ItemFileName is the file name of one record of a json_snapshot_payload artifact:
 // ground-truth-<encodedId>.json, where every byte of the id outside [A-Za-z0-9._-] is
 // written %XX (upper-case hex). An encoded id over 200 bytes is cut to 180 (never inside
-// a triplet) and gets "~" and the first 16 hex digits of the id's SHA-256.
+// a triplet) and gets "~" and the first 16 hex digits of the id's SHA-256. It is the name of
+// every record whose name is not taken by an earlier record of the same export (see
+// itemFileNamer); the others get QualifiedItemFileName.
 func ItemFileName(id string) string {
+	return "ground-truth-" + shortenStem(encodeNamePart(nil, id), id) + ".json"
+}
+
+// QualifiedItemFileName is the file name of a record whose ItemFileName an earlier record
+// of the same export already has (the same id in another dataset, or an id that
+// split_turns made equal to a real one): ground-truth-<encodedId>~<encodedDatasetName>.json
+// for n = 1, and ground-truth-<encodedId>~<encodedDatasetName>~<n>.json for n ≥ 2 when that
+// is taken too. Both parts are encoded as in ItemFileName, which writes "~" as %7E, so the
+// "~" separators cannot come from the id or the name. A stem over 200 bytes is cut to 180
+// and gets "~" and 16 hex digits of a SHA-256 of id, datasetName and n.
+func QualifiedItemFileName(datasetName, id string, n int) string {
+	stem := encodeNamePart(nil, id)
+	stem = append(stem, '~')
+	stem = encodeNamePart(stem, datasetName)
+	hashed := id + "\x00" + datasetName
+	if n > 1 {
+		stem = append(stem, '~')
+		stem = strconv.AppendInt(stem, int64(n), 10)
+		hashed += "\x00" + strconv.Itoa(n)
+	}
+	return "ground-truth-" + shortenStem(stem, hashed) + ".json"
+}
+
+// encodeNamePart appends s to dst with every byte outside [A-Za-z0-9._-] written %XX.
+func encodeNamePart(dst []byte, s string) []byte {
 	const hexUpper = "0123456789ABCDEF"
-	enc := make([]byte, 0, len(id))
-	for i := 0; i < len(id); i++ {
-		c := id[i]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' {
-			enc = append(enc, c)
+			dst = append(dst, c)
 			continue
 		}
-		enc = append(enc, '%', hexUpper[c>>4], hexUpper[c&0xF])
+		dst = append(dst, '%', hexUpper[c>>4], hexUpper[c&0xF])
 	}
-	if len(enc) > 200 {
-		cut := 180
-		switch {
-		case enc[cut-1] == '%':
-			cut--
-		case enc[cut-2] == '%':
-			cut -= 2
+	return dst
+}
+
+// shortenStem keeps an encoded stem of at most 200 bytes; a longer one is cut to 180 bytes
+// (never inside a %XX triplet) and gets "~" and the first 16 hex digits of the SHA-256 of
+// hashed.
+func shortenStem(enc []byte, hashed string) string {
+	if len(enc) <= 200 {
+		return string(enc)
+	}
+	cut := 180
+	switch {
+	case enc[cut-1] == '%':
+		cut--
+	case enc[cut-2] == '%':
+		cut -= 2
+	}
+	sum := sha256.Sum256([]byte(hashed))
+	enc = append(enc[:cut], '~')
+	enc = append(enc, hex.EncodeToString(sum[:8])...)
+	return string(enc)
+}
+
+// itemFileNamer gives every record of a per-record artifact its own file name, in record
+// order, so the names are deterministic: a record gets ItemFileName(id) unless an earlier
+// record has that name, else the first free QualifiedItemFileName(datasetName, id, n).
+// A record whose id is unique in the export therefore keeps the plain name. It remembers
+// a 64-bit FNV-1a hash per name, not the name: a hash that matches by accident only moves a
+// record on to its qualified name, and a name is used only when no earlier name has its
+// hash, so two records never share a file.
+type itemFileNamer struct {
+	taken map[uint64]struct{}
+}
+
+func newItemFileNamer() *itemFileNamer { return &itemFileNamer{taken: map[uint64]struct{}{}} }
+
+func (n *itemFileNamer) name(datasetName, id string) string {
+	if name := ItemFileName(id); n.take(name) {
+		return name
+	}
+	for k := 1; ; k++ {
+		if name := QualifiedItemFileName(datasetName, id, k); n.take(name) {
+			return name
 		}
-		sum := sha256.Sum256([]byte(id))
-		enc = append(enc[:cut], '~')
-		enc = append(enc, hex.EncodeToString(sum[:8])...)
 	}
-	return "ground-truth-" + string(enc) + ".json"
+}
+
+// take reserves name and reports whether it was free.
+func (n *itemFileNamer) take(name string) bool {
+	sum := uint64(14695981039346656037) // FNV-1a, 64-bit
+	for i := 0; i < len(name); i++ {
+		sum ^= uint64(name[i])
+		sum *= 1099511628211
+	}
+	if _, ok := n.taken[sum]; ok {
+		return false
+	}
+	n.taken[sum] = struct{}{}
+	return true
 }
 
 // FileEntry is one data file of a manifest.
@@ -300,11 +372,13 @@ func (x *Exporter) writeItemFiles(ctx context.Context, plan *Plan, dir string, f
 					fail(err)
 					continue
 				}
-				name := ItemFileName(f.id)
+				name := f.name
 				key := dir + "/" + name
+				// Create-only: the namer never hands out a name twice, so an existing file
+				// is a fault, and nothing is ever overwritten.
 				info, err := x.artifacts.Put(ctx, key, bytes.NewReader(buf), gtc.PutOptions{ContentType: gtc.ContentTypeJSON, IfNotExists: true})
 				if errors.Is(err, gtc.ErrArtifactExists) {
-					err = &RecordError{Processor: "export", RecordID: f.id, Message: "another record of this export has the same id (file " + name + ")"}
+					err = fmt.Errorf("export: %s was written twice: %w", key, err)
 				}
 				if err != nil {
 					fail(err)
@@ -324,6 +398,7 @@ func (x *Exporter) writeItemFiles(ctx context.Context, plan *Plan, dir string, f
 		})
 	}
 	count := 0
+	names := newItemFileNamer() // used by the one goroutine that sends, in record order
 	send := func(f itemFile) error {
 		select {
 		case queue <- f:
@@ -335,12 +410,14 @@ func (x *Exporter) writeItemFiles(ctx context.Context, plan *Plan, dir string, f
 	}
 	_, runErr := x.run(ctx, plan, sink{
 		rec: func(r Record) error {
-			note(r.DatasetName())
-			return send(itemFile{id: r.ID(), rec: r})
+			ds := r.DatasetName()
+			note(ds)
+			return send(itemFile{name: names.name(ds, r.ID()), rec: r})
 		},
 		raw: func(r *rawRecord) error {
-			note(r.str("datasetName"))
-			return send(itemFile{id: r.str("id"), raw: r})
+			ds := r.str("datasetName")
+			note(ds)
+			return send(itemFile{name: names.name(ds, r.str("id")), raw: r})
 		},
 	}, nil)
 	close(queue)
@@ -361,9 +438,9 @@ func (x *Exporter) writeItemFiles(ctx context.Context, plan *Plan, dir string, f
 
 // itemFile is one record on its way to its own file.
 type itemFile struct {
-	id  string
-	rec Record
-	raw *rawRecord
+	name string // the file name, given in record order
+	rec  Record
+	raw  *rawRecord
 }
 
 // render writes the record pretty-printed: two-space indent, sorted keys, a final newline.

@@ -294,24 +294,94 @@ func TestArtifactUnreachableStorage(t *testing.T) {
 	assert.NotContains(t, ge.Message, "refused", "the cause is logged, not returned")
 }
 
-func TestArtifactDuplicateIDsFail(t *testing.T) {
+// TestArtifactSameIDsGetTheirOwnFiles: items are keyed by (datasetName, id), so two
+// datasets may hold the same id, and split_turns makes ids (<id>__t<k>) that can equal a
+// real one. Every record still gets its own file, the names are deterministic, a record
+// whose id is unique keeps ground-truth-<id>.json, and the manifest lists every file.
+func TestArtifactSameIDsGetTheirOwnFiles(t *testing.T) {
 	h := newHarness(t, 0)
 	ctx := context.Background()
-	a := fixtureItem("d", 1, gtc.StatusApproved)
-	a.ID = "x"
-	b := fixtureItem("d", 2, gtc.StatusApproved)
-	b.ID = "x__t1" // what split_turns makes of x's first exchange
-	a.History = []gtc.HistoryEntry{{Role: "user", Msg: "q1"}, {Role: "assistant", Msg: "a1"}, {Role: "user", Msg: "q2"}, {Role: "assistant", Msg: "a2"}}
-	b.History = a.History[:2]
-	for _, it := range []*gtc.Item{a, b} {
+	two := []gtc.HistoryEntry{{Role: "user", Msg: "q1"}, {Role: "assistant", Msg: "a1"}, {Role: "user", Msg: "q2"}, {Role: "assistant", Msg: "a2"}}
+	item := func(ds, id string, n int, history []gtc.HistoryEntry) *gtc.Item {
+		it := fixtureItem(ds, n, gtc.StatusApproved)
+		it.ID, it.History = id, history
+		return it
+	}
+	for _, it := range []*gtc.Item{
+		item("d", "x", 1, two),         // split: d/x__t1, d/x__t2
+		item("d", "x__t1", 2, two[:2]), // d/x__t1 again
+		item("e", "x", 3, two[:2]),     // e/x: the only record with id x
+		item("e", "x__t2", 4, two[:2]), // e/x__t2, as d's second exchange
+		item("f", "y", 5, two[:2]),     // unique
+		item("d", "a b/c", 6, two[:2]), // needs encoding, in two datasets
+		item("e", "a b/c", 7, two[:2]),
+	} {
 		_, err := h.st.Items().Create(ctx, it)
 		require.NoError(t, err)
 	}
-	_, err := h.x.Artifact(ctx, h.plan(t, "json_snapshot_payload", "split_turns"))
-	var re *RecordError
-	require.ErrorAs(t, err, &re)
-	assert.Equal(t, "x__t1", re.RecordID)
-	assert.Equal(t, []string{".reserved"}, h.dirNames(t, "20260116T000000Z"), "nothing is silently overwritten")
+	res, err := h.x.Artifact(ctx, h.plan(t, "json_snapshot_payload", "split_turns"))
+	require.NoError(t, err)
+	assert.Equal(t, 8, res.Count)
+
+	m, _ := h.manifest(t, res.SnapshotID)
+	assert.Equal(t, 8, m.Count)
+	got := map[string]string{} // file name → datasetName/id inside it
+	for _, f := range m.Files {
+		data, err := os.ReadFile(filepath.Join(h.root, "exports/snapshots", res.SnapshotID, f.Name))
+		require.NoError(t, err, "the manifest lists %s", f.Name)
+		sum := sha256.Sum256(data)
+		assert.Equal(t, hex.EncodeToString(sum[:]), f.SHA256, f.Name)
+		var r map[string]any
+		require.NoError(t, json.Unmarshal(data, &r))
+		got[f.Name] = r["datasetName"].(string) + "/" + r["id"].(string)
+	}
+	assert.Equal(t, map[string]string{
+		"ground-truth-x__t1.json":       "d/x__t1", // the split record comes first in (datasetName, id) order
+		"ground-truth-x__t2.json":       "d/x__t2",
+		"ground-truth-x__t1~d.json":     "d/x__t1",
+		"ground-truth-x.json":           "e/x",
+		"ground-truth-x__t2~e.json":     "e/x__t2",
+		"ground-truth-y.json":           "f/y",
+		"ground-truth-a%20b%2Fc.json":   "d/a b/c",
+		"ground-truth-a%20b%2Fc~e.json": "e/a b/c",
+	}, got)
+	assert.Len(t, h.dirNames(t, res.SnapshotID), 10, "8 records, the manifest and the reservation: nothing overwritten")
+
+	again, err := h.x.Artifact(ctx, h.plan(t, "json_snapshot_payload", "split_turns"))
+	require.NoError(t, err)
+	m2, _ := h.manifest(t, again.SnapshotID)
+	assert.Equal(t, m.Files, m2.Files, "the same data gets the same names")
+
+	// The default chain (no split_turns) has the cross-dataset duplicates only.
+	res, err = h.x.Artifact(ctx, h.plan(t, "json_snapshot_payload"))
+	require.NoError(t, err)
+	m, _ = h.manifest(t, res.SnapshotID)
+	var names []string
+	for _, f := range m.Files {
+		names = append(names, f.Name)
+	}
+	assert.ElementsMatch(t, []string{"ground-truth-a%20b%2Fc.json", "ground-truth-a%20b%2Fc~e.json", "ground-truth-x.json",
+		"ground-truth-x~e.json", "ground-truth-x__t1.json", "ground-truth-x__t2.json", "ground-truth-y.json"}, names)
+}
+
+func TestItemFileNamer(t *testing.T) {
+	n := newItemFileNamer()
+	assert.Equal(t, "ground-truth-x.json", n.name("d", "x"))
+	assert.Equal(t, "ground-truth-x~d.json", n.name("d", "x"), "the dataset qualifies a taken name")
+	assert.Equal(t, "ground-truth-x~d~2.json", n.name("d", "x"), "a number, when that is taken too")
+	assert.Equal(t, "ground-truth-x~d~3.json", n.name("d", "x"))
+	assert.Equal(t, "ground-truth-x~e.json", n.name("e", "x"))
+	assert.Equal(t, "ground-truth-y.json", n.name("d", "y"))
+
+	long := strings.Repeat("i", 150)
+	ds := strings.Repeat("d", 150)
+	first, second := n.name(ds, long), n.name(ds, long)
+	assert.Equal(t, "ground-truth-"+long+".json", first)
+	assert.NotEqual(t, first, second)
+	assert.LessOrEqual(t, len(second), 218)
+	assert.True(t, strings.HasPrefix(second, "ground-truth-"+long+"~"+strings.Repeat("d", 29)+"~"), second)
+	assert.NoError(t, gtc.ValidateKey("exports/snapshots/x/"+second))
+	assert.NotEqual(t, second, n.name(ds, long), "shortened qualified names differ by their number")
 }
 
 func TestItemFileName(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -118,6 +119,36 @@ func FuzzArtifactKeys(f *testing.F) {
 		}
 		if other != id && ItemFileName(other) == name {
 			t.Fatalf("ids %q and %q share the file name %q", id, other, name)
+		}
+
+		// Qualified names (a record whose plain name is taken): the same rules, and an
+		// unshortened one decodes back to its id, dataset name and number.
+		n := 1 + len(key)%3
+		q := QualifiedItemFileName(other, id, n)
+		full = SnapshotDir("20250102T100000Z") + "/" + q
+		if err := gtc.ValidateKey(full); err != nil {
+			t.Fatalf("QualifiedItemFileName(%q, %q, %d) = %q builds an invalid key: %v", other, id, n, q, err)
+		}
+		confined(t, "qualified item file key", full)
+		if path.Dir(full) != SnapshotDir("20250102T100000Z") || len(q) > 218 || !legacyFileRE.MatchString(q) ||
+			strings.HasPrefix(q, ".") || q == manifestName || q == name {
+			t.Fatalf("QualifiedItemFileName(%q, %q, %d) = %q breaks the file name rules", other, id, n, q)
+		}
+		stem := strings.TrimSuffix(strings.TrimPrefix(q, "ground-truth-"), ".json")
+		if unshortened := len(encodeNamePart(nil, id)) + 1 + len(encodeNamePart(nil, other)); unshortened <= 198 {
+			parts := strings.Split(stem, "~")
+			want := []string{id, other}
+			if n > 1 {
+				want = append(want, strconv.Itoa(n))
+			}
+			if len(parts) != len(want) {
+				t.Fatalf("QualifiedItemFileName(%q, %q, %d) = %q does not split into %d parts", other, id, n, q, len(want))
+			}
+			for i, part := range parts {
+				if dec, err := url.PathUnescape(part); err != nil || dec != want[i] {
+					t.Fatalf("QualifiedItemFileName(%q, %q, %d) = %q: part %d decodes to %q, %v", other, id, n, q, i, dec, err)
+				}
+			}
 		}
 	})
 }

@@ -177,6 +177,7 @@ type converter struct {
 	warnings []Warning
 	kept     map[string]any // what goes to metadata.legacyV1
 	keptKeys []string       // the keys actually written there, for the summary
+	custom   []string       // the custom:<name> tags made from bare legacy tag names
 }
 
 func (c *converter) warn(code, format string, args ...any) {
@@ -273,6 +274,11 @@ func (c *converter) legacy() (Result, error) {
 		return Result{}, err
 	}
 	res.Legacy = true
+	for _, t := range it.ManualTags {
+		if slices.Contains(c.custom, t) {
+			res.ConvertedTags = append(res.ConvertedTags, t)
+		}
+	}
 	parts := []string{"legacy → v2", hist.summary()}
 	if refs.fromLegacy && refs.count > 0 {
 		parts = append(parts, fmt.Sprintf("references: %d → plugins.rag-compat", refs.count))
@@ -949,6 +955,7 @@ func (c *converter) convertTag(raw string) (string, bool) {
 		return "", false
 	}
 	c.warn(WarnLegacyTagConverted, "'%s' → '%s'", e, norm)
+	c.custom = append(c.custom, norm)
 	return norm, true
 }
 

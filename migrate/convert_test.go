@@ -244,6 +244,7 @@ func TestWorkedExampleSingleTurn(t *testing.T) {
 		{Code: migrate.WarnLegacyTagConverted, Message: "'long_doc' → 'custom:long_doc'"},
 		{Code: migrate.WarnComputedTagsStripped, Message: "Removed computed tags from manualTags: dataset:support, question_length:short"},
 	}, res.Warnings)
+	assert.Equal(t, []string{"custom:long_doc"}, res.ConvertedTags, "the tag the conversion made, not the ones the document had")
 }
 
 // TestWorkedExampleMultiTurn is the second example of domain-and-tags.md §9.7: the blank last
@@ -589,4 +590,29 @@ func (g *docGen) any(depth int) any {
 		}
 	}
 	return g.text()
+}
+
+// TestConvertRefusesNamesNoItemMayHave: the name rules of the import apply to stored and
+// legacy documents alike; such a document is a document error, never written.
+func TestConvertRefusesNamesNoItemMayHave(t *testing.T) {
+	env := testEnv(t)
+	for _, tc := range []struct{ id, ds, want string }{
+		{"gt-1", "..", "datasetName cannot be '.' or '..'"},
+		{"gt-1", ".", "datasetName cannot be '.' or '..'"},
+		{"..", "support", "id cannot be '.' or '..'"},
+		{"gt\u200b1", "support", "id contains an invisible format character (U+200B), which is not allowed"},
+		{"gt-1", "sup\u202eport", "datasetName contains an invisible format character (U+202E), which is not allowed"},
+	} {
+		for _, legacy := range []bool{true, false} {
+			doc := map[string]any{"id": tc.id, "datasetName": tc.ds, "history": []any{}, "manualTags": []any{}, "computedTags": []any{}}
+			if legacy {
+				doc = map[string]any{"id": tc.id, "datasetName": tc.ds, "synthQuestion": "q", "answer": "a"}
+			}
+			_, err := migrate.Convert(doc, env)
+			var de *migrate.DocError
+			require.ErrorAs(t, err, &de, "%q/%q legacy=%v", tc.ds, tc.id, legacy)
+			assert.Equal(t, migrate.CodeInvalidDocument, de.Code)
+			assert.Contains(t, de.Message, tc.want)
+		}
+	}
 }

@@ -79,6 +79,8 @@ type DocReport struct {
 	Bucket      string `json:"-"`
 	ID          string `json:"-"`
 	NewBucket   string `json:"-"`
+	// ConvertedTags are the Result's ConvertedTags (ConvertForImport).
+	ConvertedTags []string `json:"-"`
 }
 
 // SummaryWarning is one warning of the summary.

@@ -24,7 +24,7 @@ func (d *DocReport) setError(err error) {
 // apply records a conversion's outcome: the action, the changes, the warnings and the
 // dry-run description.
 func (d *DocReport) apply(res Result) {
-	d.Changes, d.Warnings, d.Summary = res.Changes, res.Warnings, res.Summary
+	d.Changes, d.Warnings, d.Summary, d.ConvertedTags = res.Changes, res.Warnings, res.Summary, res.ConvertedTags
 	if res.NewKey != nil {
 		d.NewBucket = res.NewKey.Bucket
 	}

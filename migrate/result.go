@@ -53,6 +53,10 @@ type Result struct {
 	Summary string
 	// Warnings are the problems that do not stop the write, in the order found.
 	Warnings []Warning
+	// ConvertedTags are the manual tags of the converted item that the conversion made from
+	// bare legacy tag names (custom:<name>, LEGACY_TAG_CONVERTED), sorted: tags the
+	// document's author never wrote, so gtc import accepts them without --register-tags.
+	ConvertedTags []string
 }
 
 // Change is one difference between the stored and the converted document. Before and After

@@ -192,6 +192,10 @@ func TestRefusals(t *testing.T) {
 		{"identical after normalization", merge("Topic:Install", "topic:install", true), CodeIdenticalTags,
 			"Refused: tag_from and tag_to are identical after normalization ('topic:install'); nothing to merge."},
 		{"bad format", map[string]any{"operation": "delete_tag", "tag": "install"}, CodeInvalidTag, "Invalid tag format (expected group:value): 'install'"},
+		{"invisible character in the tag", map[string]any{"operation": "find_and_tag", "keyword": "q", "tag": "sour\u200bce:synthetic"}, CodeInvalidTag,
+			"Invalid tag format (invisible format character U+200B is not allowed)"},
+		{"invisible character in a filter tag", map[string]any{"operation": "find_and_tag", "keyword": "q", "tag": "topic:x", "tags": []string{"topic:\ufeffx"}}, CodeInvalidTag,
+			"Invalid tag format (invisible format character U+FEFF is not allowed)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.bulk.ManageTags(bg, caller("alice"), tc.args)

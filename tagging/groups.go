@@ -147,7 +147,7 @@ func (p *groupsParser) entry(i int, raw json.RawMessage) error {
 		p.warn("manualTagGroups[%d]: \"group\" must be a non-blank string", i)
 		return nil
 	}
-	name := collapseSpace(strings.ToLower(rawName))
+	name := NormalizeGroupName(rawName)
 	if strings.Contains(name, ":") {
 		p.warn("manualTagGroups[%d]: group name '%s' must not contain ':'", i, rawName)
 		return nil

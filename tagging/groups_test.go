@@ -294,3 +294,31 @@ func TestLoadGroupsProductRules(t *testing.T) {
 	_, err = ParseGroups([]byte(`{"manualTagGroups": [{"group": "a", "dependsOn": ["b:c,d"], "tags": ["x"]}]}`), "test")
 	assert.EqualError(t, err, "manual tag groups file 'test': group 'a': invalid dependsOn entry: Invalid tag format (commas and control characters are not allowed): 'b:c,d'")
 }
+
+func TestLoadGroupsNormalizesUnicode(t *testing.T) {
+	// A group written with combining marks is the group of the composed spelling; a group or
+	// value with an invisible format character is skipped with a warning, and a dependsOn
+	// entry with one stops loading.
+	g, err := ParseGroups([]byte(`{"manualTagGroups": [
+	  {"group": "Cafe\u0301", "tags": ["Cre\u0300me", "noir"]},
+	  {"group": "café", "tags": ["crème", "lait"]},
+	  {"group": "sour\u200bce", "tags": ["synthetic"]},
+	  {"group": "topic", "tags": ["ok", "hid\u00adden"]}
+	]}`), "test")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"café:crème", "café:lait", "café:noir", "topic:ok"}, g.AllowedTags())
+	assert.Len(t, g.Groups(), 2)
+	assert.Equal(t, "café", g.Groups()[0].Name)
+	warnings := strings.Join(g.Warnings(), "\n")
+	assert.Contains(t, warnings, "U+200B")
+	assert.Contains(t, warnings, "U+00AD")
+
+	_, err = ParseGroups([]byte(`{"manualTagGroups": [{"group": "a", "dependsOn": ["b:\u2060y"], "tags": ["x"]}]}`), "test")
+	assert.ErrorContains(t, err, "invisible format character U+2060")
+
+	allow, err := ParseAllowList([]string{"Cafe\u0301:x", "café:x"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"café:x"}, allow)
+	_, err = ParseAllowList([]string{"custom:\ufeffx"})
+	assert.ErrorContains(t, err, "invisible format character U+FEFF")
+}

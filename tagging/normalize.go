@@ -6,6 +6,10 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	gtc "github.com/gtc-dev/gtc"
 )
 
 // MaxTagLength is the longest normalized manual tag, in characters (code points). It is a
@@ -21,6 +25,10 @@ const (
 	// TagForbiddenChar: the raw tag contains a comma or a control character that is not
 	// whitespace (product rule).
 	TagForbiddenChar InvalidTagKind = iota + 1
+	// TagInvisibleChar: the raw tag contains an invisible format character (Unicode
+	// category Cf, gtc.FormatChar), which would make two tags that look the same different
+	// tags, or let "sour\u200bce:x" pass for a "source" tag (product rule).
+	TagInvisibleChar
 	// TagNoColon: there is no colon (domain-and-tags.md §3.1 step 3).
 	TagNoColon
 	// TagEmptyPart: the group or the value is empty (§3.1 step 6).
@@ -36,6 +44,8 @@ type InvalidTagError struct {
 	Raw string
 	// Kind is the rule the input broke.
 	Kind InvalidTagKind
+	// Char is the offending character of a TagInvisibleChar error.
+	Char rune
 }
 
 // Error returns the client-facing message, quoting the raw input unescaped.
@@ -43,6 +53,8 @@ func (e *InvalidTagError) Error() string {
 	switch e.Kind {
 	case TagForbiddenChar:
 		return fmt.Sprintf("Invalid tag format (commas and control characters are not allowed): '%s'", e.Raw)
+	case TagInvisibleChar:
+		return fmt.Sprintf("Invalid tag format (invisible format character U+%04X is not allowed): '%s'", e.Char, e.Raw)
 	case TagEmptyPart:
 		return fmt.Sprintf("Invalid tag format (empty group or value): '%s'", e.Raw)
 	case TagTooLong:
@@ -52,16 +64,23 @@ func (e *InvalidTagError) Error() string {
 	}
 }
 
-// Normalize turns a raw manual tag into its canonical "group:value" form
-// (domain-and-tags.md §3.1): lower-cased, no whitespace around colons, internal whitespace
-// runs collapsed to one space. It fails with an *InvalidTagError when there is no colon or
-// the group or value is empty. Normalize is idempotent.
+// Normalize turns a raw manual tag into its canonical "group:value" form: lower-cased, no
+// whitespace around colons, internal whitespace runs collapsed to one space, and in Unicode
+// Normalization Form C, so a tag typed with precomposed letters and one typed with combining
+// marks are one tag. It fails with an *InvalidTagError when there is no colon or the group
+// or value is empty. Normalize is idempotent. It is the one normalization of manual tags: item writes, the tag store, the
+// allow-list setting, the groups file, imports and the agent tools' arguments all use it.
 //
-// Two product rules go beyond the spec, and are checked first and last respectively:
+// Three product rules go beyond the spec; the first two are checked first, the last one
+// last:
 //   - a raw tag that contains a comma, or a control character that is not whitespace
 //     (unicode.IsControl && !unicode.IsSpace), is refused: comma-separated list filters and
 //     the comma form of manualTags on import split on commas, so such a tag could never be
 //     addressed, and control characters are invisible in every view;
+//   - a raw tag that contains an invisible format character (Unicode category Cf: zero-width
+//     spaces and joiners, the byte-order mark, bidirectional controls, the soft hyphen, …)
+//     is refused: "sour\u200bce:synthetic" would otherwise be a tag of a group that looks
+//     like "source" and escape that group's rules;
 //   - a normalized tag longer than MaxTagLength characters (code points) is refused: the
 //     explorer's tag filter refuses longer tags, so such a tag could never be filtered on.
 //
@@ -73,18 +92,22 @@ func Normalize(raw string) (string, error) {
 	if hasForbiddenChar(raw) {
 		return "", &InvalidTagError{Raw: raw, Kind: TagForbiddenChar}
 	}
+	if r, ok := gtc.FormatChar(raw); ok {
+		return "", &InvalidTagError{Raw: raw, Kind: TagInvisibleChar, Char: r}
+	}
 	s := strings.TrimSpace(raw)
 	ascii := isASCII(s)
 	if !ascii {
-		// strings.ToLower also replaces invalid UTF-8 with U+FFFD, so s is valid from here.
-		s = strings.ToLower(s)
+		// Composed first, so that a letter typed with a combining mark lower-cases as the
+		// precomposed letter does ("I\u0307" as "İ"). strings.ToLower also replaces invalid
+		// UTF-8 with U+FFFD, so s is valid from here.
+		s = strings.ToLower(norm.NFC.String(s))
 	}
 	// One pass does steps 2 and 5 of §3.1: whitespace next to any colon (and at the ends) is
 	// dropped, every other whitespace run becomes one space. That is what trimming every
 	// colon-separated piece and then collapsing the group and the value gives.
 	var b strings.Builder
 	b.Grow(len(s))
-	colon := -1         // position of the first colon in b
 	pending := false    // a whitespace run was skipped since the last written character
 	afterColon := false // the last written character is a colon
 	for i := 0; i < len(s); {
@@ -98,9 +121,6 @@ func Normalize(raw string) (string, error) {
 		case isSpace(c):
 			pending = true
 		case c == ':':
-			if colon < 0 {
-				colon = b.Len()
-			}
 			b.WriteByte(':')
 			pending, afterColon = false, true
 		default:
@@ -117,6 +137,12 @@ func Normalize(raw string) (string, error) {
 		i += size
 	}
 	t := b.String()
+	if !ascii {
+		// Composed again, on the lower-cased text: lower-casing can turn a letter into one
+		// that composes with the mark after it.
+		t = norm.NFC.String(t)
+	}
+	colon := strings.IndexByte(t, ':')
 	if colon < 0 {
 		return "", &InvalidTagError{Raw: raw, Kind: TagNoColon}
 	}
@@ -127,6 +153,29 @@ func Normalize(raw string) (string, error) {
 		return "", &InvalidTagError{Raw: raw, Kind: TagTooLong}
 	}
 	return t, nil
+}
+
+// FilterTag is the form in which a list filter compares a tag (the tags and excludeTags
+// parameters of the explorer list): trimmed, and in Unicode Normalization Form C like every
+// normalized tag, so a filter typed with combining marks finds the tag; otherwise exact and
+// case-sensitive. A dataset tag ("dataset:<name>") is only trimmed: it carries its dataset
+// name byte for byte, and dataset names are stored exactly as sent.
+func FilterTag(raw string) string {
+	t := strings.TrimSpace(raw)
+	if isASCII(t) {
+		return t
+	}
+	if g, _, ok := strings.Cut(t, ":"); ok && strings.TrimSpace(g) == "dataset" {
+		return t
+	}
+	return norm.NFC.String(t)
+}
+
+// NormalizeGroupName is the canonical form of a tag group name (the text before the colon
+// of a tag): lower-cased, whitespace runs collapsed to one space, in Unicode Normalization
+// Form C, as Normalize writes the group of a tag.
+func NormalizeGroupName(raw string) string {
+	return norm.NFC.String(collapseSpace(strings.ToLower(raw)))
 }
 
 // alreadyNormalized reports whether raw is printable ASCII that Normalize would return

@@ -44,7 +44,7 @@ func (r *Reads) TagStats(ctx context.Context, args map[string]any) ToolResult {
 	dataset := argString(args, "dataset")
 	status := gtc.Status(argString(args, "status"))
 	kind := cmp.Or(argString(args, "kind"), "all")
-	group := strings.TrimSuffix(strings.ToLower(strings.Join(strings.Fields(argString(args, "group")), " ")), ":")
+	group := strings.TrimSuffix(NormalizeGroupName(argString(args, "group")), ":")
 	byName := argString(args, "sort_by") == "name"
 	limit := argInt(args, "limit", 50)
 

@@ -93,7 +93,7 @@ func (r *Registry) WithLogger(logger *slog.Logger) *Registry {
 // ("<group>:"); for a static key the key must already be a normalized tag.
 func parseKey(key string) (prefix string, dynamic, ok bool) {
 	if group, found := strings.CutSuffix(key, DynamicSuffix); found {
-		if group == "" || strings.Contains(group, ":") || collapseSpace(strings.ToLower(group)) != group {
+		if group == "" || strings.Contains(group, ":") || NormalizeGroupName(group) != group {
 			return "", true, false
 		}
 		return group + ":", true, true

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	gtc "github.com/gtc-dev/gtc"
 )
 
@@ -104,6 +106,9 @@ func (v *Vocabulary) AddTags(ctx context.Context, raw []string) (ignored []strin
 
 // RemoveTags normalizes raw and removes the tags from the tag store; a *gtc.TagFormatError
 // names every bad entry, and then nothing is removed. Removing an absent tag is a no-op.
+// Stored entries in another spelling of a removed tag (written by other tools or before
+// tags were composed into Normalization Form C, e.g. "cafe\u0301:x" for "café:x") are
+// removed with it: the known-tag set shows them normalized, so they are that tag.
 func (v *Vocabulary) RemoveTags(ctx context.Context, raw []string) error {
 	tags, err := normalizeAll(raw)
 	if err != nil {
@@ -112,7 +117,22 @@ func (v *Vocabulary) RemoveTags(ctx context.Context, raw []string) error {
 	if len(tags) == 0 {
 		return nil
 	}
-	if _, err := v.tags.Remove(ctx, tags); err != nil {
+	stored, err := v.tags.List(ctx)
+	if err != nil {
+		return fmt.Errorf("read tag store: %w", err)
+	}
+	drop := tags
+	for _, s := range stored {
+		if _, found := slices.BinarySearch(tags, s); found {
+			continue
+		}
+		if t, err := Normalize(s); err == nil {
+			if _, found := slices.BinarySearch(tags, t); found {
+				drop = append(drop, s)
+			}
+		}
+	}
+	if _, err := v.tags.Remove(ctx, drop); err != nil {
 		return fmt.Errorf("remove from tag store: %w", err)
 	}
 	return nil
@@ -217,20 +237,25 @@ func (v *Vocabulary) Glossary(ctx context.Context) (*gtc.Glossary, error) {
 	return out, nil
 }
 
-// PutDefinition creates or updates the glossary definition of key (domain-and-tags.md §7.4).
-// key is trimmed and must then be 1–MaxDefinitionKeyLength characters; it is not otherwise
-// normalized, since a definition may describe any key the UI shows. description may be
-// 0–MaxDefinitionDescriptionLength characters. Violations are one VALIDATION_ERROR naming
-// every field at fault. A new definition is attributed to by (no creator when by is ""); the
-// store keeps the creator and creation time of an existing one.
+// PutDefinition creates or updates the glossary definition of key. key is trimmed and
+// composed into Unicode Normalization Form C (DefinitionKey) and must then be
+// 1–MaxDefinitionKeyLength characters without invisible format characters; it is not
+// otherwise normalized, since a definition may describe any key the UI shows. description
+// may be 0–MaxDefinitionDescriptionLength characters. Violations are one VALIDATION_ERROR
+// naming every field at fault. A new definition is attributed to by (no creator when by is
+// ""); the store keeps the creator and creation time of an existing one.
 func (v *Vocabulary) PutDefinition(ctx context.Context, key, description, by string) (*gtc.TagDefinition, error) {
-	key = strings.TrimSpace(key)
+	key = DefinitionKey(key)
 	var fields []gtc.FieldError
 	switch n := utf8.RuneCountInString(key); {
 	case n < 1:
 		fields = append(fields, gtc.FieldError{Field: "tag_key", Message: "must be at least 1 character"})
 	case n > MaxDefinitionKeyLength:
 		fields = append(fields, gtc.FieldError{Field: "tag_key", Message: fmt.Sprintf("must be at most %d characters", MaxDefinitionKeyLength)})
+	default:
+		if r, ok := gtc.FormatChar(key); ok {
+			fields = append(fields, gtc.FieldError{Field: "tag_key", Message: gtc.InvisibleCharMessage("tag_key", r)})
+		}
 	}
 	if utf8.RuneCountInString(description) > MaxDefinitionDescriptionLength {
 		fields = append(fields, gtc.FieldError{Field: "description", Message: fmt.Sprintf("must be at most %d characters", MaxDefinitionDescriptionLength)})
@@ -254,10 +279,25 @@ func (v *Vocabulary) PutDefinition(ctx context.Context, key, description, by str
 	return stored, nil
 }
 
-// DeleteDefinition removes the definition of key; an absent one is NOT_FOUND with the
-// message of api.md §3.7.7.
+// DefinitionKey is the form in which a glossary definition's key is stored and looked up:
+// trimmed and composed into Unicode Normalization Form C, so the key of a tag typed with
+// combining marks is the key of the normalized tag.
+func DefinitionKey(raw string) string {
+	k := strings.TrimSpace(raw)
+	if isASCII(k) {
+		return k
+	}
+	return norm.NFC.String(k)
+}
+
+// DeleteDefinition removes the definition of key, looked up by DefinitionKey (and, for a
+// definition stored before keys were composed, by key as sent); an absent one is NOT_FOUND
+// ("Tag definition '<key>' not found").
 func (v *Vocabulary) DeleteDefinition(ctx context.Context, key string) error {
-	err := v.defs.Delete(ctx, key)
+	err := v.defs.Delete(ctx, DefinitionKey(key))
+	if k := DefinitionKey(key); k != key && (errors.Is(err, gtc.ErrNotFound) || errors.Is(err, gtc.ErrInvalidArgument)) {
+		err = v.defs.Delete(ctx, key)
+	}
 	switch {
 	case err == nil:
 		return nil

@@ -419,3 +419,71 @@ func TestCheckStoreOverlap(t *testing.T) {
 	assert.Contains(t, warning, "Tag store could not be read")
 	assert.Contains(t, warning, "store unreachable")
 }
+
+func TestVocabularyTagsAreComposedAndVisible(t *testing.T) {
+	ctx := context.Background()
+	f := newVocab(t)
+	_, err := f.v.AddTags(ctx, []string{"Cafe\u0301:Cre\u0300me", "café:crème"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Add café:crème"}, f.tags.writes(), "NFD and NFC input are one tag, stored composed")
+
+	_, err = f.v.AddTags(ctx, []string{"custom:ok", "sour\u200bce:synthetic"})
+	var fe *gtc.TagFormatError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, []gtc.TagProblem{{Index: 1,
+		Message: "Invalid tag format (invisible format character U+200B is not allowed): 'sour\u200bce:synthetic'"}}, fe.Problems)
+	assert.Len(t, f.tags.writes(), 1, "nothing is stored")
+}
+
+func TestVocabularyRemoveTagsStoredSpellings(t *testing.T) {
+	// Entries written before tags were composed, or by other tools: the known-tag set shows
+	// them normalized, and removing that tag removes them.
+	ctx := context.Background()
+	f := newVocab(t, "cafe\u0301:crème", "Custom:B", "custom:c", "café:crème")
+	known, err := f.v.KnownTags(ctx)
+	require.NoError(t, err)
+	assert.Subset(t, known, []string{"café:crème", "custom:b", "custom:c"})
+
+	require.NoError(t, f.v.RemoveTags(ctx, []string{"CAFÉ:CRÈME", "custom:b"}))
+	assert.Equal(t, []string{"Remove café:crème,custom:b,cafe\u0301:crème,Custom:B"}, f.tags.writes())
+	known, err = f.v.KnownTags(ctx)
+	require.NoError(t, err)
+	assert.NotContains(t, known, "café:crème")
+	assert.NotContains(t, known, "custom:b")
+	assert.Contains(t, known, "custom:c")
+
+	f.tags.listErr = errStoreDown
+	assert.ErrorIs(t, f.v.RemoveTags(ctx, []string{"custom:c"}), errStoreDown)
+	assert.Len(t, f.tags.writes(), 1, "nothing removed without the stored list")
+}
+
+func TestVocabularyDefinitionKeys(t *testing.T) {
+	ctx := context.Background()
+	f := newVocab(t)
+	d, err := f.v.PutDefinition(ctx, " Cafe\u0301:x ", "d", "alice@example.com")
+	require.NoError(t, err)
+	assert.Equal(t, "Café:x", d.TagKey, "trimmed and composed, case kept")
+	_, err = f.v.PutDefinition(ctx, "Café:x", "d2", "bob@example.com")
+	require.NoError(t, err)
+	defs, err := f.defs.List(ctx)
+	require.NoError(t, err)
+	assert.Len(t, defs, 1, "both spellings name one definition")
+
+	_, err = f.v.PutDefinition(ctx, "source:\u202eems", "d", "alice@example.com")
+	e, ok := gtc.AsError(err)
+	require.True(t, ok, "got %v", err)
+	assert.Equal(t, []gtc.FieldError{{Field: "tag_key", Message: "tag_key contains an invisible format character (U+202E), which is not allowed"}}, e.Fields)
+
+	require.NoError(t, f.v.DeleteDefinition(ctx, "Cafe\u0301:x"), "deleted by its other spelling")
+	_, err = f.defs.Get(ctx, "Café:x")
+	assert.ErrorIs(t, err, gtc.ErrNotFound)
+
+	// A definition stored under a decomposed key before keys were composed can still be
+	// deleted by that key.
+	_, _, err = f.defs.Upsert(ctx, &gtc.TagDefinition{TagKey: "Cafe\u0301:old", Description: "legacy"})
+	require.NoError(t, err)
+	require.NoError(t, f.v.DeleteDefinition(ctx, "Cafe\u0301:old"))
+	_, err = f.defs.Get(ctx, "Cafe\u0301:old")
+	assert.ErrorIs(t, err, gtc.ErrNotFound)
+	assert.Equal(t, gtc.CodeNotFound, gtc.ErrorCode(f.v.DeleteDefinition(ctx, "Cafe\u0301:old")))
+}

@@ -513,7 +513,7 @@ func TestOperations(t *testing.T) {
 		{"GET", "/v1/ground-truths/{datasetName}", []int{200}, store, false},
 		{"GET", item, []int{200}, append(slices.Clone(store), 404), true},
 		{"PUT", item, []int{200}, append(slices.Clone(body), 400, 404, 412, full), true},
-		{"DELETE", item, []int{200}, append(slices.Clone(store), 404, 409, 412, full), false},
+		{"DELETE", item, []int{200}, append(slices.Clone(store), 400, 404, 409, 412, full), false},
 		{"GET", "/v1/datasets", []int{200}, store, false},
 		{"GET", curation, []int{200}, append(slices.Clone(store), 404), true},
 		{"PUT", curation, []int{200, 201}, append(slices.Clone(body), 412, full), true},

@@ -47,14 +47,34 @@ func paths(prefix string) map[string]schema {
 
 // Shared parameters.
 
+// nameRule is the rule of a dataset name or item id path parameter, as the parameter
+// descriptions state it.
+const nameRule = "1–255 characters; no `/`, `\\`, `?`, `#`, control characters or invisible " +
+	"format characters (Unicode category Cf: zero-width spaces and joiners, byte-order mark, " +
+	"bidirectional controls, soft hyphen, …), and not `.` or `..`. No item can have another " +
+	"name, so any other value → 422 `VALIDATION_ERROR` naming the parameter (`path.<name>`), " +
+	"before the store is asked."
+
 func datasetNameParam() schema {
-	return pathParam("datasetName", "Dataset name, percent-decoded once; any character except `/`.")
+	return pathParam("datasetName", "Dataset name, percent-decoded once. "+nameRule)
 }
 
 // datasetParam is the dataset segment of the assignment routes, which the reference names
 // `dataset` rather than `datasetName`.
 func datasetParam() schema {
-	return pathParam("dataset", "Dataset name, percent-decoded once; any character except `/`.")
+	return pathParam("dataset", "Dataset name, percent-decoded once. "+nameRule)
+}
+
+// storedTagRefused is the 400 of a write that keeps the stored manual tags as they are.
+const storedTagRefused = "`INVALID_TAG_FORMAT`: the item holds a manual tag stored before the tag rules refused " +
+	"it (an invisible format character, for example); the error names it, and a save of the item's " +
+	"`manualTags` without it repairs the item."
+
+// withPathNames documents the 422 of an operation with a dataset name or item id in its
+// path.
+func (o op) withPathNames() op {
+	return o.fails(422, standardErrors[422]+" Here also a dataset name or item id in the path "+
+		"that no item can have (see the parameter), named `path.<parameter>`.")
 }
 
 func bucketParam() schema {
@@ -63,7 +83,7 @@ func bucketParam() schema {
 }
 
 func itemIDParam() schema {
-	return pathParam("item_id", "Item id, percent-decoded once; any character except `/`.")
+	return pathParam("item_id", "Item id, percent-decoded once. "+nameRule)
 }
 
 func ifMatchParam(description string) schema { return headerParam("If-Match", description) }
@@ -171,7 +191,8 @@ func importBulk() op {
 func listAllGroundTruths() op {
 	tagList := func(what string) string {
 		return "Comma-separated tags; entries trimmed, empties dropped; at most 10 of at most 100 " +
-			"characters each. " + what
+			"characters each; composed into Unicode NFC like stored tags (a `dataset:` tag is kept as " +
+			"sent). " + what
 	}
 	return operation("listAllGroundTruths", "ground-truths", "Paged, filtered list of items", "").
 		params(
@@ -202,10 +223,10 @@ func listAllGroundTruths() op {
 
 func listGroundTruths() op {
 	return operation("listGroundTruths", "ground-truths", "Every item of one dataset",
-		"Ordered by updatedAt descending, then id ascending. An unknown dataset gives [].").
+		"Ordered by updatedAt descending, then id ascending. A legal name no item has gives [].").
 		params(datasetNameParam(), statusQuery("Only items of this status.")).
 		ok(200, "The items, without pagination.", arr(ref("AgenticGroundTruthEntry-Output")), nil).
-		common().withStore()
+		withPathNames().common().withStore()
 }
 
 func getGroundTruth() op {
@@ -213,7 +234,7 @@ func getGroundTruth() op {
 		params(datasetNameParam(), bucketParam(), itemIDParam()).
 		ok(200, "The item.", ref("AgenticGroundTruthEntry-Output"), etagHeader()).
 		fails(404, "`Item not found` (`NOT_FOUND`).").
-		common().withStore()
+		withPathNames().common().withStore()
 }
 
 func updateGroundTruth() op {
@@ -228,7 +249,7 @@ func updateGroundTruth() op {
 			"`TAG_RULE_VIOLATION`, `INVALID_APPROVAL` or `ITEM_TOO_LARGE`, in that check order.").
 		fails(404, "`Item not found` (`NOT_FOUND`).").
 		fails(412, "`ETag required` (`ETAG_REQUIRED`) or `ETag mismatch` (`ETAG_MISMATCH`).").
-		withBody().common().withStore().withWrites()
+		withPathNames().withBody().common().withStore().withWrites()
 }
 
 func deleteGroundTruth() op {
@@ -238,10 +259,11 @@ func deleteGroundTruth() op {
 			ifMatchParam("Optional concurrency token; when given it must match.")).
 		ok(200, "Deleted (also when it already was).",
 			obj(schema{"status": constant("deleted")}, "status"), nil).
+		fails(400, storedTagRefused).
 		fails(404, "`Item not found` (`NOT_FOUND`).").
 		fails(409, "").
 		fails(412, "").
-		common().withStore().withWrites()
+		withPathNames().common().withStore().withWrites()
 }
 
 func recomputeTags() op {
@@ -319,7 +341,7 @@ func updateAssignedItem() op {
 			"is refused by the allow-lists (`FORBIDDEN`).").
 		fails(404, "`Item not found` (`NOT_FOUND`).").
 		fails(412, "`ETag required` (`ETAG_REQUIRED`) or `ETag mismatch` (`ETAG_MISMATCH`).").
-		withBody().common().withStore().withWrites()
+		withPathNames().withBody().common().withStore().withWrites()
 }
 
 func assignItem() op {
@@ -333,14 +355,14 @@ func assignItem() op {
 		params(datasetParam(), bucketParam(), itemIDParam()).
 		optionalBody(ref("AssignItemRequest"), "Absent or empty means `{\"force\": false}`.").
 		ok(200, "The item, now the caller's draft.", ref("AgenticGroundTruthEntry-Output"), etagHeader()).
-		fails(400, "`Item is deleted; restore it before assigning` (`BAD_REQUEST`).").
+		fails(400, "`Item is deleted; restore it before assigning` (`BAD_REQUEST`); or "+storedTagRefused).
 		fails(403, "`FORBIDDEN`: `force` without the `admin` role (the detail names it), a caller "+
 			"below the curator role, or a refused principal.").
 		fails(404, "`Item not found` (`NOT_FOUND`).").
 		failsWith(409, "`ASSIGNMENT_CONFLICT`: the item is a draft held by another curator and "+
 			"`force` is not set; or the write lost its race three times (`CONCURRENT_MODIFICATION`).",
 			ref("AssignmentConflictError")).
-		withBody().common().withStore().withWrites()
+		withPathNames().withBody().common().withStore().withWrites()
 }
 
 func duplicateAssignmentItem() op {
@@ -353,11 +375,11 @@ func duplicateAssignmentItem() op {
 		ok(201, "The new item.", ref("AgenticGroundTruthEntry-Output"), headers(etagHeader(),
 			locationHeader("The new item's URL, `{prefix}/ground-truths/<dataset>/<bucket>/<newId>`, "+
 				"each segment percent-encoded."))).
-		fails(400, "`TAG_RULE_VIOLATION` (only with bad data already stored) or `ITEM_TOO_LARGE`.").
+		fails(400, "`INVALID_TAG_FORMAT` or `TAG_RULE_VIOLATION` (only with bad data already stored) or `ITEM_TOO_LARGE`.").
 		fails(403, "`ASSIGNMENT_OWNERSHIP`: the original is assigned to someone else; or the "+
 			"principal is refused by the allow-lists (`FORBIDDEN`).").
 		fails(404, "`Item not found` (`NOT_FOUND`).").
-		common().withStore().withWrites()
+		withPathNames().common().withStore().withWrites()
 }
 
 // Tags.
@@ -381,16 +403,19 @@ func addTags() op {
 		body(ref("AddTagsRequest"), "The tags to add.").
 		ok(200, "The tags now known, and the ignored ones.", tagListResponse(true).
 			desc("TagListResponse plus `ignored`."), nil).
-		fails(400, "A tag is not `group:value` (`INVALID_TAG_FORMAT`); nothing is stored.").
+		fails(400, "A tag is not `group:value`, or holds a comma, a control character or an invisible "+
+			"format character (`INVALID_TAG_FORMAT`); nothing is stored.").
 		withBody().common().withStore().withWrites()
 }
 
 func removeTags() op {
 	return operation("removeTags", "tags", "Remove tags from the tag store",
-		"Idempotent. Tags of the allow-list setting or the groups file stay known.").
+		"Idempotent. Stored entries in another spelling of a removed tag (one that normalizes to "+
+			"it) are removed too. Tags of the allow-list setting or the groups file stay known.").
 		body(ref("RemoveTagsRequest"), "The tags to remove.").
 		ok(200, "The tags now known.", ref("TagListResponse"), nil).
-		fails(400, "A tag is not `group:value` (`INVALID_TAG_FORMAT`); nothing is removed.").
+		fails(400, "A tag is not `group:value`, or holds a comma, a control character or an invisible "+
+			"format character (`INVALID_TAG_FORMAT`); nothing is removed.").
 		withBody().common().withStore().withWrites()
 }
 
@@ -403,12 +428,14 @@ func getTagGlossary() op {
 
 func upsertTagDefinition() op {
 	return operation("upsertTagDefinition", "tags", "Create or update a glossary definition",
-		"An existing definition keeps its creator and creation time. The creator is the caller; a "+
+		"The key is stored trimmed and composed into Unicode NFC, otherwise as sent. An existing "+
+			"definition keeps its creator and creation time. The creator is the caller; a "+
 			"`user_id` query parameter is ignored. A definition does not make its tag known.").
 		body(ref("TagDefinitionRequest"), "The definition.").
 		ok(201, "Stored (created or updated).", ref("TagDefinitionResponse"), nil).
 		fails(422, standardErrors[422]+" Here also `tag_key` outside 1–200 characters after "+
-			"trimming, or `description` over 10000 characters.").
+			"trimming and composing into Unicode NFC, or holding an invisible format character "+
+			"(Unicode category Cf), or `description` over 10000 characters.").
 		withBody().common().withStore().withWrites()
 }
 
@@ -434,7 +461,7 @@ func getCurationInstructions() op {
 		params(datasetNameParam()).
 		ok(200, "The instructions.", ref("DatasetCurationInstructions"), etagHeader()).
 		fails(404, "`Not found`: the dataset has no instructions (`NOT_FOUND`).").
-		common().withStore()
+		withPathNames().common().withStore()
 }
 
 func putCurationInstructions() op {
@@ -446,13 +473,13 @@ func putCurationInstructions() op {
 		ok(201, "Created.", ref("DatasetCurationInstructions"), etagHeader()).
 		fails(412, "`ETag required` when the document exists and no token was given (`ETAG_REQUIRED`); "+
 			"`ETag mismatch` for a stale token or a token for a missing document (`ETAG_MISMATCH`).").
-		withBody().common().withStore().withWrites()
+		withPathNames().withBody().common().withStore().withWrites()
 }
 
 func deleteDataset() op {
 	return operation("deleteDataset", "datasets", "Delete a dataset",
 		"Hard-deletes every item of the dataset, its curation instructions and its assignments. "+
-			"An unknown dataset gives zero counts.").
+			"A legal name no item has gives zero counts.").
 		params(datasetNameParam()).
 		ok(200, "Deleted.", obj(schema{
 			"status":                      constant("deleted"),
@@ -460,7 +487,7 @@ func deleteDataset() op {
 			"curationInstructionsDeleted": boolean(),
 		}, "status", "itemsDeleted", "curationInstructionsDeleted"), nil).
 		fails(409, "").
-		common().withStore().withWrites()
+		withPathNames().common().withStore().withWrites()
 }
 
 // Search.

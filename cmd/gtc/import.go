@@ -37,7 +37,9 @@ Inputs are files, - for stdin, and --from-snapshot ID (a stored snapshot of expo
 Each holds what gtc export writes: a json_snapshot_payload object, a json_items array, or
 JSONL. --input-format auto decides by extension (.jsonl, .ndjson) and then by the first byte:
 [ an array, { a payload object (an object without an items array starts JSON lines). CSV is
-not accepted. Legacy v1 documents are converted as gtc migrate converts them, then imported.
+not accepted. Legacy v1 documents are converted as gtc migrate converts them, then imported;
+the custom:<name> tags the conversion makes from bare legacy tags need no --register-tags
+and join the tag store with their item.
 
 --on-conflict skip (default) counts an existing (datasetName, id) as skipped, so importing the
 same export twice changes nothing; fail stops after the batch holding the first duplicate.
@@ -485,6 +487,7 @@ type importItem struct {
 	datasetName *string
 	id          *string
 	legacy      bool
+	converted   []string         // manual tags the legacy conversion made (custom:<name>)
 	entry       *gtc.ImportEntry // nil when the element failed before the import service
 	errors      []importIssue
 	warnings    []importIssue
@@ -617,6 +620,7 @@ func (im *importer) prepare(input string, index int, raw []byte) *importItem {
 // conversion's warnings become import warnings with their codes.
 func (im *importer) convert(it *importItem, doc map[string]any) ([]byte, bool) {
 	rec, rep := migrate.ConvertForImport(doc, im.env)
+	it.converted = rep.ConvertedTags
 	for _, w := range rep.Warnings {
 		it.warnings = append(it.warnings, importIssue{ImportIssue: gtc.ImportIssue{Index: it.index, ItemID: it.id, Code: w.Code, Message: w.Message}})
 	}
@@ -711,14 +715,17 @@ func (im *importer) flush(ctx context.Context) error {
 	}
 	var entries []*gtc.ImportEntry
 	var pos []int
+	opts := im.opts
+	opts.ConvertedTags = nil
 	for i, it := range batch {
 		if it.entry != nil {
 			entries = append(entries, it.entry)
 			pos = append(pos, i)
+			opts.ConvertedTags = append(opts.ConvertedTags, it.converted)
 		}
 	}
 	if len(entries) > 0 {
-		res, err := im.cur.Import(context.WithoutCancel(ctx), entries, im.opts)
+		res, err := im.cur.Import(context.WithoutCancel(ctx), entries, opts)
 		im.opts.Batch++ // the index of the next batch's span
 		if err != nil {
 			return fatal(fmt.Errorf("import: %s", describeError(err)))

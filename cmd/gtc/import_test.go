@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -275,6 +277,97 @@ func TestImportConvertsLegacyDocuments(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(strings.SplitN(string(data), "\n", 2)[0]), &line))
 	assert.Equal(t, "gt-17", line["id"])
 	assert.Equal(t, true, line["legacy"])
+}
+
+// TestImportLegacyCustomTags: the custom:<name> tags that the conversion of a legacy v1
+// document makes from bare tag names are accepted without --register-tags and join the tag
+// store, so the imported items export and import again; a custom: tag a user wrote is still
+// an unknown tag.
+func TestImportLegacyCustomTags(t *testing.T) {
+	dir := t.TempDir()
+	e := env(dir)
+	legacy := func(id string, tags string) string {
+		return `{"id": "` + id + `", "datasetName": "support", "synthQuestion": "How do I reset my password?",
+ "answer": "Use the reset link.", "tags": ` + tags + `}`
+	}
+	input := "[" + legacy("gt-1", `["long_doc", "Needs  Review", "Source:SME"]`) + ", " +
+		legacy("gt-2", `["long_doc", "custom:mine"]`) + ", " +
+		`{"id": "v2", "datasetName": "support", "history": [{"role": "user", "msg": "q"}], "manualTags": ["custom:long_doc", "custom:handwritten"]}` + "]"
+	file := filepath.Join(dir, "legacy.json")
+	require.NoError(t, os.WriteFile(file, []byte(input), 0o600))
+	out, stderr, code := runGTC(t, e, "import", file, "--json")
+	require.Equal(t, 1, code, "two elements carry tags their authors wrote: %s", stderr)
+	sum := importSummaryOf(t, out)
+	assert.Equal(t, 1.0, sum["imported"])
+	assert.Equal(t, 2.0, sum["failed"])
+	assert.Equal(t, 3.0, sum["warningCounts"].(map[string]any)["LEGACY_TAG_CONVERTED"])
+	var errs []string
+	for _, e := range sum["errorSamples"].([]any) {
+		m := e.(map[string]any)
+		errs = append(errs, m["itemId"].(string)+" "+m["code"].(string)+" "+m["message"].(string))
+	}
+	assert.Equal(t, []string{
+		"gt-2 INVALID_TAG Unknown tag 'custom:mine'.",
+		"v2 INVALID_TAG Unknown tag 'custom:handwritten'.; Unknown tag 'custom:long_doc'.",
+	}, errs, "a custom: tag written in an element is not one the conversion made, even when another element's conversion made it")
+
+	items := exportedItems(t, e)
+	require.Contains(t, items, "support/gt-1")
+	assert.Equal(t, []any{"custom:long_doc", "custom:needs review", "source:sme"}, items["support/gt-1"]["manualTags"])
+
+	st, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(dir, "gtc.db")})
+	require.NoError(t, err)
+	tags, err := st.TagStore().List(context.Background())
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	assert.Subset(t, tags, []string{"custom:long_doc", "custom:needs review"}, "the converted tags joined the tag store")
+	assert.NotContains(t, tags, "custom:mine")
+	assert.NotContains(t, tags, "custom:handwritten")
+
+	// Round trip: the exported v2 record imports again (here under another id) without
+	// --register-tags, and the elements that failed now import once their own tags are gone.
+	rec := items["support/gt-1"]
+	rec["id"] = "gt-1-copy"
+	copyFile := filepath.Join(dir, "again.jsonl")
+	recJSON, err := json.Marshal(rec)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(copyFile, []byte(string(recJSON)+"\n"+strings.ReplaceAll(legacy("gt-2", `["long_doc"]`), "\n", "")+"\n"), 0o600))
+	out, stderr, code = runGTC(t, e, "import", copyFile, "--json")
+	require.Equal(t, 0, code, stderr)
+	sum = importSummaryOf(t, out)
+	assert.Equal(t, 2.0, sum["imported"], out)
+	assert.Equal(t, []any{"custom:long_doc", "custom:needs review", "source:sme"}, exportedItems(t, e)["support/gt-1-copy"]["manualTags"])
+}
+
+// TestImportRefusesDotNames: a dataset name or id of "." or "..", or one with an invisible
+// format character, fails its element alone, in a v2 element and in a legacy one.
+func TestImportRefusesDotNames(t *testing.T) {
+	dir := t.TempDir()
+	e := env(dir)
+	input := strings.Join([]string{
+		`{"id": "a", "datasetName": "..", "history": [{"role": "user", "msg": "q"}]}`,
+		`{"id": ".", "datasetName": "support", "history": [{"role": "user", "msg": "q"}]}`,
+		`{"id": "b", "datasetName": "sup\u200bport", "history": [{"role": "user", "msg": "q"}]}`,
+		`{"id": "c", "datasetName": ".", "synthQuestion": "q", "answer": "a"}`,
+		`{"id": "ok", "datasetName": "...", "history": [{"role": "user", "msg": "q"}]}`,
+	}, "\n")
+	out, stderr, code := runGTCWithStdin(t, e, input, "import", "-", "--json")
+	require.Equal(t, 1, code, stderr)
+	sum := importSummaryOf(t, out)
+	assert.Equal(t, 1.0, sum["imported"], "a name of three dots is an ordinary name")
+	assert.Equal(t, 4.0, sum["failed"])
+	var msgs []string
+	for _, e := range sum["errorSamples"].([]any) {
+		m := e.(map[string]any)
+		msgs = append(msgs, m["code"].(string)+": "+m["message"].(string))
+	}
+	assert.Equal(t, []string{
+		"VALIDATION_ERROR: Request validation failed: [0].datasetName: datasetName cannot be '.' or '..'",
+		"VALIDATION_ERROR: Request validation failed: [1].id: id cannot be '.' or '..'",
+		"VALIDATION_ERROR: Request validation failed: [2].datasetName: datasetName contains an invisible format character (U+200B), which is not allowed",
+		"INVALID_DOCUMENT: datasetName cannot be '.' or '..'",
+	}, msgs)
+	assert.Equal(t, []string{".../ok"}, slices.Collect(maps.Keys(exportedItems(t, e))))
 }
 
 func TestImportUsageErrors(t *testing.T) {
