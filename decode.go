@@ -64,19 +64,30 @@ func ParseBody(body []byte) (*jvalue, error) {
 	return v, nil
 }
 
+// decoder collects the problems of a body in document order. It lists the first
+// MaxFieldErrors and only counts the others, so a body with millions of problems costs no
+// more than one with a hundred.
 type decoder struct {
 	errs []FieldError
+	more int
 }
 
 func (d *decoder) add(p fieldPath, msg string) {
+	if len(d.errs) >= MaxFieldErrors {
+		d.more++
+		return
+	}
 	d.errs = append(d.errs, FieldError{Field: p.String(), Message: msg})
 }
 
+// problems counts every problem found so far, listed or not.
+func (d *decoder) problems() int { return len(d.errs) + d.more }
+
 func (d *decoder) err() error {
-	if len(d.errs) == 0 {
+	if d.problems() == 0 {
 		return nil
 	}
-	return ValidationError(d.errs)
+	return ValidationErrorMore(d.errs, d.more)
 }
 
 func (d *decoder) typeErr(p fieldPath, want jkind) {
@@ -223,7 +234,7 @@ func (d *decoder) historyEntry(v *jvalue, p fieldPath) (HistoryEntry, bool) {
 	if !d.object(v, p, historyKeys) {
 		return h, false
 	}
-	n := len(d.errs)
+	n := d.problems()
 	var hasRole, hasMsg bool
 	for _, m := range v.obj {
 		fp := p.key(m.key)
@@ -258,7 +269,7 @@ func (d *decoder) historyEntry(v *jvalue, p fieldPath) (HistoryEntry, bool) {
 	if !hasMsg {
 		d.add(p.key("msg"), msgRequired)
 	}
-	return h, len(d.errs) == n
+	return h, d.problems() == n
 }
 
 // stringList reads an array of strings or null (nil).

@@ -67,12 +67,19 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
+// MaxFieldErrors bounds the problems an error lists: past it they are only counted, so a
+// hostile body cannot make the answer (or the work of building it) grow with its size.
+const MaxFieldErrors = 100
+
 // Error is an error a user can cause: a machine code, a human-readable message and, when
 // fields are at fault, one entry per problem.
 type Error struct {
 	Code    string
 	Message string
-	Fields  []FieldError
+	// Fields lists the problems in document order, at most MaxFieldErrors of them.
+	Fields []FieldError
+	// More counts the problems found after Fields was full; they are not listed.
+	More int
 	// Extra holds additional top-level keys of the error body where the spec asks for them.
 	Extra map[string]any
 }
@@ -89,29 +96,66 @@ func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// FieldsError returns an *Error whose message is the first field's message.
+// capFields keeps the first MaxFieldErrors of fields and counts the rest.
+func capFields(fields []FieldError, more int) ([]FieldError, int) {
+	if len(fields) > MaxFieldErrors {
+		more += len(fields) - MaxFieldErrors
+		fields = fields[:MaxFieldErrors:MaxFieldErrors]
+	}
+	return fields, more
+}
+
+// FieldsError returns an *Error whose message is the first field's message. It lists at most
+// MaxFieldErrors fields and counts the others in More.
 func FieldsError(code string, fields []FieldError) *Error {
 	msg := ""
 	if len(fields) > 0 {
 		msg = fields[0].Message
 	}
-	return &Error{Code: code, Message: msg, Fields: fields}
+	fields, more := capFields(fields, 0)
+	return &Error{Code: code, Message: msg, Fields: fields, More: more}
 }
 
 // ValidationError returns the 422 error for schema problems: the detail names the first
-// problem and counts the others (api.md §1.6).
+// problem and counts the others. It lists at most MaxFieldErrors of them.
 func ValidationError(fields []FieldError) *Error {
-	return &Error{Code: CodeValidation, Message: ValidationDetail(fields), Fields: fields}
+	return ValidationErrorMore(fields, 0)
+}
+
+// ValidationErrorWith returns the 422 listing fields followed by the problems of e (a 422
+// itself, whose More is carried over): a handler that checked its path parameters reports
+// them together with the problems of the body.
+func ValidationErrorWith(fields []FieldError, e *Error) *Error {
+	if len(fields) == 0 {
+		return ValidationErrorMore(e.Fields, e.More)
+	}
+	all := make([]FieldError, 0, min(len(fields)+len(e.Fields), MaxFieldErrors+1))
+	all = append(all, fields...)
+	all = append(all, e.Fields...)
+	return ValidationErrorMore(all, e.More)
+}
+
+// ValidationErrorMore is ValidationError for a list followed by more problems that were
+// counted but not listed.
+func ValidationErrorMore(fields []FieldError, more int) *Error {
+	fields, more = capFields(fields, more)
+	return &Error{Code: CodeValidation, Message: ValidationDetailMore(fields, more), Fields: fields, More: more}
 }
 
 // ValidationDetail formats "Request validation failed: <field>: <message> (and <n> more)".
 func ValidationDetail(fields []FieldError) string {
+	return ValidationDetailMore(fields, 0)
+}
+
+// ValidationDetailMore is ValidationDetail for a list followed by more problems that were
+// counted but not listed: n counts them too.
+func ValidationDetailMore(fields []FieldError, more int) string {
 	if len(fields) == 0 {
 		return "Request validation failed"
 	}
 	s := "Request validation failed: " + fields[0].Field + ": " + fields[0].Message
-	if len(fields) > 1 {
-		s += " (and " + strconv.Itoa(len(fields)-1) + " more)"
+	if n := len(fields) - 1 + more; n > 0 {
+		s += " (and " + strconv.Itoa(n) + " more)"
 	}
 	return s
 }

@@ -24,6 +24,7 @@ type queryParams struct {
 	v    url.Values
 	bad  map[string]bool // names with a value that is not valid percent-encoding
 	errs []gtc.FieldError
+	more int // problems past the gtc.MaxFieldErrors listed in errs
 }
 
 // newQueryParams splits the raw query itself instead of using url.Values: net/url drops a
@@ -63,6 +64,10 @@ func newQueryParams(u *url.URL) *queryParams {
 }
 
 func (q *queryParams) fail(name, msg string) {
+	if len(q.errs) >= gtc.MaxFieldErrors {
+		q.more++
+		return
+	}
 	q.errs = append(q.errs, gtc.FieldError{Field: "query." + name, Message: msg})
 }
 
@@ -153,7 +158,7 @@ func (q *queryParams) err() error {
 	if len(q.errs) == 0 {
 		return nil
 	}
-	return gtc.ValidationError(q.errs)
+	return gtc.ValidationErrorMore(q.errs, q.more)
 }
 
 func invalidQuery(format string, args ...any) error {
