@@ -177,33 +177,68 @@ func ErrorCode(err error) string {
 	return ""
 }
 
-// fieldPath builds the paths of errors[].field (api.md §1.6).
-type fieldPath string
-
-func (p fieldPath) key(k string) fieldPath {
-	if !plainKey(k) {
-		var b bytes.Buffer
-		b.WriteString(string(p))
-		b.WriteByte('[')
-		writeJSONString(&b, k)
-		b.WriteByte(']')
-		return fieldPath(b.String())
-	}
-	if p == "" {
-		return fieldPath(k)
-	}
-	return p + "." + fieldPath(k)
+// fieldPath names a place in a body, as errors[].field writes it: "body", "history[0].msg",
+// `metadata["a b"]`. The text is only made when a problem is reported, so walking the
+// elements of a large body costs nothing per element. The zero fieldPath is the body.
+type fieldPath struct {
+	up   *fieldPath
+	name string
+	raw  jkey // a key as the body writes it, when name is not set
+	idx  int
+	kind uint8
 }
 
-func (p fieldPath) index(i int) fieldPath {
-	return p + "[" + fieldPath(strconv.Itoa(i)) + "]"
-}
+const (
+	pathBody uint8 = iota
+	pathKey
+	pathRawKey
+	pathIndex
+)
+
+func (p *fieldPath) key(k string) fieldPath { return fieldPath{up: p, name: k, kind: pathKey} }
+
+// keyAt is key for a key of the body, read only if the path is written.
+func (p *fieldPath) keyAt(k jkey) fieldPath { return fieldPath{up: p, raw: k, kind: pathRawKey} }
+
+func (p *fieldPath) index(i int) fieldPath { return fieldPath{up: p, idx: i, kind: pathIndex} }
 
 func (p fieldPath) String() string {
-	if p == "" {
+	if p.kind == pathBody {
 		return "body"
 	}
-	return string(p)
+	var b bytes.Buffer
+	p.write(&b)
+	return b.String()
+}
+
+// write writes the path of p; the body's own path is empty.
+func (p *fieldPath) write(b *bytes.Buffer) {
+	if p.kind == pathBody {
+		return
+	}
+	if p.up != nil {
+		p.up.write(b)
+	}
+	if p.kind == pathIndex {
+		b.WriteByte('[')
+		b.WriteString(strconv.Itoa(p.idx))
+		b.WriteByte(']')
+		return
+	}
+	name := p.name
+	if p.kind == pathRawKey {
+		name = p.raw.String()
+	}
+	if !plainKey(name) {
+		b.WriteByte('[')
+		writeJSONString(b, name)
+		b.WriteByte(']')
+		return
+	}
+	if b.Len() > 0 {
+		b.WriteByte('.')
+	}
+	b.WriteString(name)
 }
 
 func plainKey(k string) bool {

@@ -16,9 +16,15 @@ func TestParseJSONKeepsOrderAndLastDuplicate(t *testing.T) {
 	v, err := parseJSON([]byte(` {"b": 1, "a": [true, null, "x\u00e9\ud83d\ude00"], "b": 2.50e3} `))
 	require.NoError(t, err)
 	require.Equal(t, jObject, v.kind)
-	require.Len(t, v.obj, 2)
-	assert.Equal(t, "b", v.obj[0].key, "a repeated key keeps its first position")
-	assert.Equal(t, "2.50e3", v.obj[0].val.s, "and takes the last value, literal kept")
+	var got []string
+	for m := v.members(); m.next(); {
+		got = append(got, m.key.String()+"="+m.val.kind.String()+":"+string(v.doc.data[m.val.start:m.val.end]))
+	}
+	assert.Equal(t, []string{"b=number:2.50e3", `a=array:[true, null, "x\u00e9\ud83d\ude00"]`}, got,
+		"a repeated key keeps its first position and takes the last value, literal kept")
+	last, ok := v.get("b")
+	require.True(t, ok)
+	assert.Equal(t, "2.50e3", last.text())
 	assert.Equal(t, `{"b":2.50e3,"a":[true,null,"xé😀"]}`, string(v.raw()))
 }
 
@@ -72,4 +78,63 @@ func FuzzParseJSON(f *testing.F) {
 			t.Fatalf("round trip changed the value: %q → %q", data, out)
 		}
 	})
+}
+
+// repeatBodies have keys that repeat, as written or through escapes, at every level.
+var repeatBodies = []string{
+	`{"metadata":{"ab":1,"cd":2,"ab":3,"ef":{"x":1,"y":2,"x":[1,{"q":1,"r":2,"q":3}]},"\u0061b":4},` +
+		`"comment":"a","comment":"b","zz":1,"yy":2,"zz":3,"history":[{"role":"u","msg":"m","role":"v","qq":1,"qq":2}]}`,
+	`[{"id":"a","datasetName":"d","id":"b","traceIds":{"t1":"x","t2":"y","t1":"z"},` +
+		`"plugins":{"p1":{"kind":"k","data":{"a":1,"a":2}},"p2":{"kind":"k"},"p1":{"kind":"k2"}},` +
+		`"toolCalls":[{"name":"n","arguments":{"aa":1,"bb":2,"aa":[3]},"name":"m","xx":1,"xy":2,"xx":3}]}]`,
+	`{"history":[{"role":"user","content":"c","msg":"m","msg":null,"expected_behavior":["a"],"expectedBehavior":null}],` +
+		`"status":"draft","etag":"e","status":"approved"}`,
+}
+
+func decodeAll(t *testing.T, body string) []any {
+	v, err := parseJSON([]byte(body))
+	require.NoError(t, err)
+	entries, ierr := DecodeImport([]byte(body))
+	patch, perr := DecodeItemPatch([]byte(body), false)
+	return []any{string(v.raw()), entries, ierr, patch, perr}
+}
+
+func TestRepeatedKeysKeepFirstPositionAndLastValue(t *testing.T) {
+	v, err := parseJSON([]byte(repeatBodies[0]))
+	require.NoError(t, err)
+	md, ok := v.get("metadata")
+	require.True(t, ok)
+	assert.Equal(t, `{"ab":4,"cd":2,"ef":{"x":[1,{"q":3,"r":2}],"y":2}}`, string(md.raw()))
+
+	_, err = DecodeItemPatch([]byte(repeatBodies[0]), false)
+	ge, _ := AsError(err)
+	require.NotNil(t, ge)
+	assert.Equal(t, []FieldError{{"zz", "unknown field"}, {"yy", "unknown field"}, {"history[0].qq", "unknown field"}},
+		ge.Fields, "a repeated unknown key is reported once, at its first position")
+
+	p, err := DecodeItemPatch([]byte(repeatBodies[2]), false)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"history", "status", "etag"}, p.Keys)
+	assert.Equal(t, "approved", p.Status.V)
+	require.Len(t, p.History.V, 1)
+	assert.Equal(t, "c", *p.History.V[0].Msg, "msg is null, so content is the message")
+	assert.False(t, p.History.V[0].ExpectedBehaviorSet, "expectedBehavior (null) wins over its alias")
+}
+
+// Objects whose keys may repeat are found by hashing keys; keys that hash alike but differ
+// must still be told apart. With a hash that makes most keys collide, every result is the same.
+func TestRepeatedKeysSurviveHashCollisions(t *testing.T) {
+	var want [][]any
+	for _, b := range repeatBodies {
+		want = append(want, decodeAll(t, b))
+	}
+	real := hashBytes
+	t.Cleanup(func() { hashBytes = real })
+	hashBytes = func(b []byte) uint64 { return uint64(len(b)) }
+	for i, b := range repeatBodies {
+		v, err := parseJSON([]byte(b))
+		require.NoError(t, err)
+		require.NotEmpty(t, v.doc.repeats)
+		assert.Equal(t, want[i], decodeAll(t, b), b)
+	}
 }
