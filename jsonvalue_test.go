@@ -29,14 +29,45 @@ func TestParseJSONKeepsOrderAndLastDuplicate(t *testing.T) {
 }
 
 func TestParseJSONRejects(t *testing.T) {
-	for _, in := range []string{``, ` `, `{`, `{"a":}`, `[1,]`, `{"a":1,}`, `01`, `1.`, `-`, `"\x"`, "\"a\x01\"", `{} x`,
-		`[1] [2]`, "\"\xff\"", `nul`, `{"a" 1}`, `'a'`, `[1 2]`, `"\u12"`} {
-		_, err := parseJSON([]byte(in))
-		assert.Error(t, err, "%q", in)
+	for _, tc := range []struct{ in, err string }{
+		{"", "invalid JSON at byte 0: unexpected end of input"},
+		{" ", "invalid JSON at byte 1: unexpected end of input"},
+		{"{", "invalid JSON at byte 1: expected a string key"},
+		{"{\"a\":}", "invalid JSON at byte 5: unexpected character '}'"},
+		{"[1,]", "invalid JSON at byte 3: unexpected character ']'"},
+		{"{\"a\":1,}", "invalid JSON at byte 7: expected a string key"},
+		{"01", "invalid JSON at byte 1: unexpected data after the top-level value"},
+		{"1.", "invalid JSON at byte 2: invalid number"},
+		{"-", "invalid JSON at byte 1: invalid number"},
+		{"\"\\x\"", "invalid JSON at byte 2: invalid escape in a string"},
+		{"\"a\x01\"", "invalid JSON at byte 2: control character in a string"},
+		{"{} x", "invalid JSON at byte 3: unexpected data after the top-level value"},
+		{"[1] [2]", "invalid JSON at byte 4: unexpected data after the top-level value"},
+		{"\"\xff\"", "invalid JSON at byte 1: invalid UTF-8"},
+		{"nul", "invalid JSON at byte 0: invalid literal"},
+		{"{\"a\" 1}", "invalid JSON at byte 5: expected ':' after an object key"},
+		{"'a'", "invalid JSON at byte 0: unexpected character '\\''"},
+		{"[1 2]", "invalid JSON at byte 3: expected ',' or ']' in an array"},
+		{"\"\\u12\"", "invalid JSON at byte 3: invalid \\u escape"},
+		{"{\"a\":1 \"b\":2}", "invalid JSON at byte 7: expected ',' or '}' in an object"},
+		{"[\"\\ud800\\u12\"]", "invalid JSON at byte 10: invalid \\u escape"},
+		{"\"abc", "invalid JSON at byte 4: unexpected end of input in a string"},
+		{"\"ab\\", "invalid JSON at byte 3: unexpected end of input in a string"},
+		{"[1e]", "invalid JSON at byte 3: invalid number"},
+		{"[-01]", "invalid JSON at byte 3: expected ',' or ']' in an array"},
+		{"{1:2}", "invalid JSON at byte 1: expected a string key"},
+		{"[\"ok\", \"\xc3(\"]", "invalid JSON at byte 8: invalid UTF-8"},
+		{"[.5]", "invalid JSON at byte 1: unexpected character '.'"},
+		{"[tru]", "invalid JSON at byte 1: invalid literal"},
+		{"{\"a\":[1,2}", "invalid JSON at byte 9: expected ',' or ']' in an array"},
+		{strings.Repeat("[", MaxJSONDepth+2) + strings.Repeat("]", MaxJSONDepth+2), "invalid JSON at byte 513: nesting deeper than 512 levels"},
+		{strings.Repeat(`{"a":`, MaxJSONDepth+1) + "1" + strings.Repeat("}", MaxJSONDepth+1), "invalid JSON at byte 2565: nesting deeper than 512 levels"},
+	} {
+		_, err := parseJSON([]byte(tc.in))
+		assert.EqualError(t, err, tc.err, "%.40q", tc.in)
 	}
-	deep := strings.Repeat("[", MaxJSONDepth+2) + strings.Repeat("]", MaxJSONDepth+2)
-	_, err := parseJSON([]byte(deep))
-	assert.ErrorContains(t, err, "nesting deeper than")
+	_, err := parseJSON([]byte(strings.Repeat(`{"a":`, MaxJSONDepth) + "1" + strings.Repeat("}", MaxJSONDepth)))
+	assert.NoError(t, err, "512 levels are allowed")
 }
 
 func TestWriteJSONStringEscapesMinimally(t *testing.T) {
