@@ -16,8 +16,8 @@ import (
 // A body is checked once, whole (syntax, UTF-8, nesting depth), without building anything.
 // After that a value is only a view of its bytes: the decoders walk arrays and objects one
 // member at a time, and a free-form value is copied from its bytes in compact form. So a body
-// costs about its own size to decode, whatever its shape; only what is kept (the decoded item)
-// costs more.
+// costs a small multiple of its size to decode, whatever its shape (a few words per member of
+// an object whose keys repeat, at worst); what is kept (the decoded item) costs more.
 
 type jkind uint8
 
