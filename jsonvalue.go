@@ -159,15 +159,23 @@ func skipValue(d []byte, i int) int {
 
 // skipString returns the index just past the checked string whose quote is d[i].
 func skipString(d []byte, i int) int {
-	for i++; i < len(d); i++ {
-		switch d[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	i++
+	for {
+		q := bytes.IndexByte(d[i:], '"')
+		if q < 0 {
+			return len(d)
+		}
+		i += q
+		// The quote closes the string unless an odd number of backslashes escapes it.
+		n := 0
+		for d[i-1-n] == '\\' {
+			n++
+		}
+		i++
+		if n%2 == 0 {
+			return i
 		}
 	}
-	return i
 }
 
 // jkey is an object key of a checked body.
