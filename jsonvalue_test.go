@@ -3,6 +3,7 @@ package gtc
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -168,4 +169,26 @@ func TestRepeatedKeysSurviveHashCollisions(t *testing.T) {
 		require.NotEmpty(t, v.doc.repeats)
 		assert.Equal(t, want[i], decodeAll(t, b), b)
 	}
+}
+
+// A legitimate item of 10 MiB, a long conversation, decodes whole, free-form values included.
+func TestLargeLegitItemDecodes(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString(`[{"id":"long","datasetName":"d","metadata":{"n":12345678901234567890,"s":"x\u00e9"},"history":[`)
+	const turns = 40_000
+	for i := range turns {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"role":"user","msg":"turn %d %s"}`, i, strings.Repeat("words ", 40))
+	}
+	b.WriteString(`]}]`)
+	require.Greater(t, b.Len(), 10<<20)
+	entries, err := DecodeImport(b.Bytes())
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	it := entries[0].Item
+	require.Len(t, it.History, turns)
+	assert.Equal(t, "turn 39999 "+strings.TrimSpace(strings.Repeat("words ", 40)), it.History[turns-1].Msg)
+	assert.Equal(t, `{"n":12345678901234567890,"s":"xé"}`, string(it.Metadata))
 }
