@@ -87,7 +87,7 @@ func hostileSuite(ctx context.Context, o options, dir string, out io.Writer) err
 	}
 	fmt.Fprintf(out, "\nEach case starts the server anew. RSS before: after start and one GET; peak: the process's\n"+
 		"high-water mark (VmHWM) when the case is done; growth: peak - before.\n\n")
-	fmt.Fprintf(out, "%-48s %-4s %10s %10s %10s %9s  %s\n", "case", "bin", "before", "peak", "growth", "time", "answers")
+	fmt.Fprintf(out, "%-50s %-4s %10s %10s %10s %9s  %s\n", "case", "bin", "before", "peak", "growth", "time", "answers")
 	var excerpts []string
 	for _, hc := range cases {
 		for _, s := range servers {
@@ -95,13 +95,13 @@ func hostileSuite(ctx context.Context, o options, dir string, out io.Writer) err
 			if err != nil {
 				return fmt.Errorf("%s, %s: %w", hc.name, s.name, err)
 			}
-			fmt.Fprintf(out, "%-48s %-4s %6.1f MiB %6.1f MiB %6.1f MiB %9s  %s\n", hc.name, s.name, loadkit.MiB(res.before),
+			fmt.Fprintf(out, "%-50s %-4s %6.1f MiB %6.1f MiB %6.1f MiB %9s  %s\n", hc.name, s.name, loadkit.MiB(res.before),
 				loadkit.MiB(res.peak), loadkit.MiB(res.peak-res.before), res.took.Round(time.Millisecond), describeAnswers(res.answers))
 			if res.hwmFrom > res.before+16<<20 {
-				fmt.Fprintf(out, "%-48s %-4s note: the high-water mark was already %.1f MiB before the case\n", "", s.name, loadkit.MiB(res.hwmFrom))
+				fmt.Fprintf(out, "%-50s %-4s note: the high-water mark was already %.1f MiB before the case\n", "", s.name, loadkit.MiB(res.hwmFrom))
 			}
 			if a := res.answers[0]; a.status == http.StatusUnprocessableEntity {
-				excerpts = append(excerpts, fmt.Sprintf("%-48s %-4s %s", hc.name, s.name, excerpt(a.body)))
+				excerpts = append(excerpts, fmt.Sprintf("%-50s %-4s %s", hc.name, s.name, excerpt(a.body)))
 			}
 		}
 	}
