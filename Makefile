@@ -8,7 +8,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export GTC_DATA_DIR ?= ./data
 
-.PHONY: run build test test-unit bench bench-instrumentation loadtest lint clean
+.PHONY: run build test test-unit bench bench-instrumentation bench-hostile loadtest lint clean
 
 ## run: build, load a small demo set into an empty embedded store, and serve on :8000
 run: build
@@ -36,6 +36,10 @@ bench:
 ## bench-instrumentation: the cost of metrics and of tracing: the list and PUT figures of make bench with everything off, with metrics, and with metrics and traces (to an OTLP sink in the bench), in interleaved rounds on one seeded store (INSTR_FLAGS adds gtc-bench flags, e.g. --data-dir DIR --rounds 12)
 bench-instrumentation: build
 	$(GO) run ./cmd/gtc-bench --suite instrumentation --gtc $(BIN) $(INSTR_FLAGS)
+
+## bench-hostile: the server's memory under hostile requests, each case on a freshly started server: 422s with millions of problems (1 MiB and 10 MiB bodies, import and PUT) and the size of those answers, 4 concurrent 10 MiB PUTs of 5M numbers in metadata, 4 concurrent GETs of a dataset of 100 items of 1.4 MB; prints RSS before, peak (VmHWM) and growth (HOSTILE_FLAGS adds gtc-bench flags, e.g. --gtc-old OLD_BIN to measure another gtc binary side by side)
+bench-hostile: build
+	$(GO) run ./cmd/gtc-bench --suite hostile --gtc $(BIN) $(HOSTILE_FLAGS)
 
 ## loadtest: build bin/gtc, then 64 clients for 60 s against it on the embedded SQLite store (curators, editors, explorers, an exporter, an agent); checks that no acknowledged write was lost and prints throughput, latency percentiles, errors and the server's RSS (LOADTEST_FLAGS adds gtc-load flags)
 loadtest: build

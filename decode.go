@@ -1,6 +1,7 @@
 package gtc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,7 +41,7 @@ const (
 
 // ParseBody parses a request body as JSON. A syntax error is a 422 INVALID_JSON naming the
 // body (api.md §1.2).
-func ParseBody(body []byte) (*jvalue, error) {
+func ParseBody(body []byte) (jvalue, error) {
 	v, err := parseJSON(body)
 	if err != nil {
 		var se *JSONSyntaxError
@@ -48,7 +49,7 @@ func ParseBody(body []byte) (*jvalue, error) {
 		if errors.As(err, &se) {
 			msg = se.Error()
 		}
-		return nil, &Error{
+		return jvalue{}, &Error{
 			Code:    CodeInvalidJSON,
 			Message: "Request validation failed: body: " + msg,
 			Fields:  []FieldError{{Field: "body", Message: msg}},
@@ -57,19 +58,46 @@ func ParseBody(body []byte) (*jvalue, error) {
 	return v, nil
 }
 
+// decoder collects the problems of a body in document order. It lists the first
+// MaxFieldErrors and only counts the others, so a body with millions of problems costs no
+// more than one with a hundred.
 type decoder struct {
 	errs []FieldError
+	more int
+	// scratch receives the items of an import once the body has a problem.
+	scratch     ImportEntry
+	scratchItem Item
 }
 
 func (d *decoder) add(p fieldPath, msg string) {
+	if len(d.errs) >= MaxFieldErrors {
+		d.more++
+		return
+	}
 	d.errs = append(d.errs, FieldError{Field: p.String(), Message: msg})
 }
 
+// unknown reports an unknown key of the object at p.
+func (d *decoder) unknown(p fieldPath, k jkey) {
+	d.add(p.keyAt(k), msgUnknownField)
+}
+
+// at is the path of a top-level key.
+func at(name string) fieldPath { return fieldPath{name: name, kind: pathKey} }
+
+// problems counts every problem found so far, listed or not.
+func (d *decoder) problems() int { return len(d.errs) + d.more }
+
+// ok reports whether no problem was found yet. Once one was, the body is refused whatever
+// follows, so the decoders stop building what they would return and only look for the
+// other problems.
+func (d *decoder) ok() bool { return len(d.errs) == 0 && d.more == 0 }
+
 func (d *decoder) err() error {
-	if len(d.errs) == 0 {
+	if d.problems() == 0 {
 		return nil
 	}
-	return ValidationError(d.errs)
+	return ValidationErrorMore(d.errs, d.more)
 }
 
 func (d *decoder) typeErr(p fieldPath, want jkind) {
@@ -88,10 +116,10 @@ func (d *decoder) typeErr(p fieldPath, want jkind) {
 }
 
 // str reads a string; null gives ok=false without an error when nullable.
-func (d *decoder) str(v *jvalue, p fieldPath, nullable bool) (s string, ok bool) {
+func (d *decoder) str(v jvalue, p fieldPath, nullable bool) (s string, ok bool) {
 	switch v.kind {
 	case jString:
-		return v.s, true
+		return v.text(), true
 	case jNull:
 		if !nullable {
 			d.add(p, msgNotNull)
@@ -103,7 +131,7 @@ func (d *decoder) str(v *jvalue, p fieldPath, nullable bool) (s string, ok bool)
 	}
 }
 
-func (d *decoder) strPtr(v *jvalue, p fieldPath) (*string, bool) {
+func (d *decoder) strPtr(v jvalue, p fieldPath) (*string, bool) {
 	s, ok := d.str(v, p, true)
 	if !ok {
 		return nil, v.kind == jNull
@@ -111,12 +139,12 @@ func (d *decoder) strPtr(v *jvalue, p fieldPath) (*string, bool) {
 	return &s, true
 }
 
-func (d *decoder) timePtr(v *jvalue, p fieldPath) (*time.Time, bool) {
+func (d *decoder) timePtr(v jvalue, p fieldPath) (*time.Time, bool) {
 	switch v.kind {
 	case jNull:
 		return nil, true
 	case jString:
-		t, err := ParseTime(v.s)
+		t, err := ParseTime(v.text())
 		if err != nil {
 			d.add(p, msgDateTime)
 			return nil, false
@@ -129,24 +157,29 @@ func (d *decoder) timePtr(v *jvalue, p fieldPath) (*time.Time, bool) {
 }
 
 // object checks v is an object (or null when nullable) and reports unknown keys.
-func (d *decoder) object(v *jvalue, p fieldPath, known map[string]bool) bool {
+func (d *decoder) object(v jvalue, p fieldPath, known keyset) bool {
 	if v.kind != jObject {
 		d.typeErr(p, jObject)
 		return false
 	}
-	for _, m := range v.obj {
-		if !known[m.key] {
-			d.add(p.key(m.key), msgUnknownField)
+	for it := v.members(); it.next(); {
+		if _, ok := known.name(it.key); !ok {
+			d.unknown(p, it.key)
 		}
 	}
 	return true
 }
 
-func (d *decoder) rawObject(v *jvalue, p fieldPath) (json.RawMessage, bool) {
+// rawObject reads a free-form object (null is {}). Its bytes are only copied while the body
+// has no problem.
+func (d *decoder) rawObject(v jvalue, p fieldPath) (json.RawMessage, bool) {
 	switch v.kind {
 	case jNull:
 		return emptyObject, true
 	case jObject:
+		if !d.ok() {
+			return emptyObject, true
+		}
 		return v.raw(), true
 	default:
 		d.typeErr(p, jObject)
@@ -154,12 +187,12 @@ func (d *decoder) rawObject(v *jvalue, p fieldPath) (json.RawMessage, bool) {
 	}
 }
 
-func (d *decoder) integer(v *jvalue, p fieldPath) (int64, bool) {
-	if v.kind != jNumber || strings.ContainsAny(v.s, ".eE") {
+func (d *decoder) integer(v jvalue, p fieldPath) (int64, bool) {
+	if v.kind != jNumber || bytes.ContainsAny(v.literal(), ".eE") {
 		d.add(p, msgExpInteger)
 		return 0, false
 	}
-	n, err := strconv.ParseInt(v.s, 10, 64)
+	n, err := strconv.ParseInt(string(v.literal()), 10, 64)
 	if err != nil {
 		d.add(p, msgExpInteger)
 		return 0, false
@@ -173,22 +206,23 @@ func atMost(n int) string { return fmt.Sprintf("must be at most %d characters", 
 
 // --- nested types, shared by import and PUT ------------------------------------------------
 
-var historyKeys = map[string]bool{"role": true, "msg": true, "turnId": true, "stepId": true, "expectedBehavior": true}
+var historyKeys = keys("role", "msg", "turnId", "stepId", "expectedBehavior")
 
 // historyEntry decodes an import history entry: role and msg are required and non-blank.
-func (d *decoder) historyEntry(v *jvalue, p fieldPath) (HistoryEntry, bool) {
+func (d *decoder) historyEntry(v jvalue, p fieldPath) (HistoryEntry, bool) {
 	var h HistoryEntry
 	if !d.object(v, p, historyKeys) {
 		return h, false
 	}
-	n := len(d.errs)
+	n := d.problems()
 	var hasRole, hasMsg bool
-	for _, m := range v.obj {
-		fp := p.key(m.key)
-		switch m.key {
+	for it := v.members(); it.next(); {
+		name, _ := historyKeys.name(it.key)
+		fp := p.key(name)
+		switch name {
 		case "role":
 			hasRole = true
-			if s, ok := d.str(m.val, fp, false); ok {
+			if s, ok := d.str(it.val, fp, false); ok {
 				if strings.TrimSpace(s) == "" {
 					d.add(fp, MsgHistoryEmpty)
 				}
@@ -196,18 +230,18 @@ func (d *decoder) historyEntry(v *jvalue, p fieldPath) (HistoryEntry, bool) {
 			}
 		case "msg":
 			hasMsg = true
-			if s, ok := d.str(m.val, fp, false); ok {
+			if s, ok := d.str(it.val, fp, false); ok {
 				if strings.TrimSpace(s) == "" {
 					d.add(fp, MsgHistoryEmpty)
 				}
 				h.Msg = strings.TrimSpace(s)
 			}
 		case "turnId":
-			h.TurnID, _ = d.strPtr(m.val, fp)
+			h.TurnID, _ = d.strPtr(it.val, fp)
 		case "stepId":
-			h.StepID, _ = d.strPtr(m.val, fp)
+			h.StepID, _ = d.strPtr(it.val, fp)
 		case "expectedBehavior":
-			h.ExpectedBehavior, _ = d.stringList(m.val, fp)
+			h.ExpectedBehavior, _ = d.stringList(it.val, fp)
 		}
 	}
 	if !hasRole {
@@ -216,24 +250,26 @@ func (d *decoder) historyEntry(v *jvalue, p fieldPath) (HistoryEntry, bool) {
 	if !hasMsg {
 		d.add(p.key("msg"), msgRequired)
 	}
-	return h, len(d.errs) == n
+	return h, d.problems() == n
 }
 
-// stringList reads an array of strings or null (nil).
-func (d *decoder) stringList(v *jvalue, p fieldPath) ([]string, bool) {
+// stringList reads an array of strings or null (nil). The list is complete only when ok.
+func (d *decoder) stringList(v jvalue, p fieldPath) ([]string, bool) {
 	switch v.kind {
 	case jNull:
 		return nil, true
 	case jArray:
-		out := make([]string, 0, len(v.arr))
+		out := []string{}
 		ok := true
-		for i, el := range v.arr {
-			if el.kind != jString {
-				d.add(p.index(i), msgExpString)
+		for it := v.elems(); it.next(); {
+			if it.val.kind != jString {
+				d.add(p.index(it.i), msgExpString)
 				ok = false
 				continue
 			}
-			out = append(out, el.s)
+			if ok {
+				out = append(out, it.val.text())
+			}
 		}
 		return out, ok
 	default:
@@ -242,9 +278,9 @@ func (d *decoder) stringList(v *jvalue, p fieldPath) ([]string, bool) {
 	}
 }
 
-var contextKeys = map[string]bool{"key": true, "value": true}
+var contextKeys = keys("key", "value")
 
-func (d *decoder) contextEntries(v *jvalue, p fieldPath) []ContextEntry {
+func (d *decoder) contextEntries(v jvalue, p fieldPath) []ContextEntry {
 	out := []ContextEntry{}
 	if v.kind == jNull {
 		return out
@@ -253,8 +289,9 @@ func (d *decoder) contextEntries(v *jvalue, p fieldPath) []ContextEntry {
 		d.add(p, msgExpArray)
 		return out
 	}
-	for i, el := range v.arr {
-		ep := p.index(i)
+	for it := v.elems(); it.next(); {
+		el := it.val
+		ep := p.index(it.i)
 		if !d.object(el, ep, contextKeys) {
 			continue
 		}
@@ -268,26 +305,34 @@ func (d *decoder) contextEntries(v *jvalue, p fieldPath) []ContextEntry {
 			}
 			ce.Key = strings.TrimSpace(s)
 		}
-		if vv, ok := el.get("value"); ok {
-			ce.Value = vv.raw()
-		} else {
+		vv, hasValue := el.get("value")
+		if !hasValue {
 			d.add(ep.key("value"), msgRequired)
 		}
-		out = append(out, ce)
+		if d.ok() {
+			ce.Value = vv.raw()
+			out = append(out, ce)
+		}
 	}
 	return out
 }
 
-func (d *decoder) traceIDs(v *jvalue, p fieldPath) map[string]string {
+func (d *decoder) traceIDs(v jvalue, p fieldPath) map[string]string {
 	switch v.kind {
 	case jNull:
 		return nil
 	case jObject:
-		out := make(map[string]string, len(v.obj))
-		for _, m := range v.obj {
-			if s, ok := d.str(m.val, p.key(m.key), false); ok {
-				out[m.key] = s
+		var out map[string]string // made only while the body has no problem
+		for it := v.members(); it.next(); {
+			if s, ok := d.str(it.val, p.keyAt(it.key), false); ok && d.ok() {
+				if out == nil {
+					out = map[string]string{}
+				}
+				out[it.key.String()] = s
 			}
+		}
+		if out == nil && d.ok() {
+			out = map[string]string{}
 		}
 		return out
 	default:
@@ -296,10 +341,9 @@ func (d *decoder) traceIDs(v *jvalue, p fieldPath) map[string]string {
 	}
 }
 
-var toolCallKeys = map[string]bool{"id": true, "name": true, "callType": true, "arguments": true, "agent": true,
-	"stepNumber": true, "parallelGroup": true, "parentCallId": true, "response": true}
+var toolCallKeys = keys("id", "name", "callType", "arguments", "agent", "stepNumber", "parallelGroup", "parentCallId", "response")
 
-func (d *decoder) toolCalls(v *jvalue, p fieldPath) []ToolCall {
+func (d *decoder) toolCalls(v jvalue, p fieldPath) []ToolCall {
 	out := []ToolCall{}
 	if v.kind == jNull {
 		return out
@@ -308,30 +352,32 @@ func (d *decoder) toolCalls(v *jvalue, p fieldPath) []ToolCall {
 		d.add(p, msgExpArray)
 		return out
 	}
-	for i, el := range v.arr {
-		ep := p.index(i)
-		if !d.object(el, ep, toolCallKeys) {
+	for el := v.elems(); el.next(); {
+		ep := p.index(el.i)
+		if !d.object(el.val, ep, toolCallKeys) {
 			continue
 		}
 		tc := ToolCall{CallType: "tool"}
 		hasName := false
-		for _, m := range el.obj {
-			fp := ep.key(m.key)
-			switch m.key {
+		for it := el.val.members(); it.next(); {
+			name, _ := toolCallKeys.name(it.key)
+			fp := ep.key(name)
+			val := it.val
+			switch name {
 			case "id":
-				if s, ok := d.str(m.val, fp, true); ok {
+				if s, ok := d.str(val, fp, true); ok {
 					tc.ID = s
 				}
 			case "name":
 				hasName = true
-				if s, ok := d.str(m.val, fp, false); ok {
+				if s, ok := d.str(val, fp, false); ok {
 					if strings.TrimSpace(s) == "" {
 						d.add(fp, MsgToolNameEmpty)
 					}
 					tc.Name = strings.TrimSpace(s)
 				}
 			case "callType":
-				if s, ok := d.str(m.val, fp, true); ok {
+				if s, ok := d.str(val, fp, true); ok {
 					if s != "tool" && s != "subagent" {
 						d.add(fp, "must be one of: tool, subagent")
 					} else {
@@ -339,24 +385,26 @@ func (d *decoder) toolCalls(v *jvalue, p fieldPath) []ToolCall {
 					}
 				}
 			case "arguments":
-				switch m.val.kind {
+				switch val.kind {
 				case jNull:
 				case jObject:
-					tc.Arguments = m.val.raw()
+					if d.ok() {
+						tc.Arguments = val.raw()
+					}
 				default:
 					d.add(fp, msgExpObject)
 				}
 			case "agent":
-				tc.Agent, _ = d.strPtr(m.val, fp)
+				tc.Agent, _ = d.strPtr(val, fp)
 			case "parallelGroup":
-				tc.ParallelGroup, _ = d.strPtr(m.val, fp)
+				tc.ParallelGroup, _ = d.strPtr(val, fp)
 			case "parentCallId":
-				tc.ParentCallID, _ = d.strPtr(m.val, fp)
+				tc.ParentCallID, _ = d.strPtr(val, fp)
 			case "stepNumber":
-				if m.val.kind == jNull {
+				if val.kind == jNull {
 					continue
 				}
-				if n, ok := d.integer(m.val, fp); ok {
+				if n, ok := d.integer(val, fp); ok {
 					if n < 0 {
 						d.add(fp, MsgStepNumberNegative)
 					} else {
@@ -364,23 +412,25 @@ func (d *decoder) toolCalls(v *jvalue, p fieldPath) []ToolCall {
 					}
 				}
 			case "response":
-				if m.val.kind != jNull {
-					tc.Response = m.val.raw()
+				if val.kind != jNull && d.ok() {
+					tc.Response = val.raw()
 				}
 			}
 		}
 		if !hasName {
 			d.add(ep.key("name"), msgRequired)
 		}
-		out = append(out, tc)
+		if d.ok() {
+			out = append(out, tc)
+		}
 	}
 	return out
 }
 
-var expectedToolsKeys = map[string]bool{"required": true, "optional": true, "notNeeded": true}
-var expectationKeys = map[string]bool{"name": true, "arguments": true}
+var expectedToolsKeys = keys("required", "optional", "notNeeded")
+var expectationKeys = keys("name", "arguments")
 
-func (d *decoder) expectedTools(v *jvalue, p fieldPath) ExpectedTools {
+func (d *decoder) expectedTools(v jvalue, p fieldPath) ExpectedTools {
 	et := ExpectedTools{Required: []ToolExpectation{}, Optional: []ToolExpectation{}, NotNeeded: []ToolExpectation{}}
 	if v.kind == jNull {
 		return et
@@ -388,12 +438,13 @@ func (d *decoder) expectedTools(v *jvalue, p fieldPath) ExpectedTools {
 	if !d.object(v, p, expectedToolsKeys) {
 		return et
 	}
-	for _, m := range v.obj {
-		if !expectedToolsKeys[m.key] {
+	for it := v.members(); it.next(); {
+		name, known := expectedToolsKeys.name(it.key)
+		if !known {
 			continue
 		}
-		list := d.expectations(m.val, p.key(m.key))
-		switch m.key {
+		list := d.expectations(it.val, p.key(name))
+		switch name {
 		case "required":
 			et.Required = list
 		case "optional":
@@ -426,7 +477,9 @@ func (d *decoder) expectedTools(v *jvalue, p fieldPath) ExpectedTools {
 	return et
 }
 
-func (d *decoder) expectations(v *jvalue, p fieldPath) []ToolExpectation {
+// expectations reads one list of expected tools. Once the body has a problem only the names
+// are kept: they are all the overlap check needs.
+func (d *decoder) expectations(v jvalue, p fieldPath) []ToolExpectation {
 	out := []ToolExpectation{}
 	if v.kind == jNull {
 		return out
@@ -435,15 +488,17 @@ func (d *decoder) expectations(v *jvalue, p fieldPath) []ToolExpectation {
 		d.add(p, msgExpArray)
 		return out
 	}
-	for i, el := range v.arr {
-		ep := p.index(i)
+	for it := v.elems(); it.next(); {
+		el := it.val
+		ep := p.index(it.i)
 		switch el.kind {
 		case jString:
-			if strings.TrimSpace(el.s) == "" {
+			name := strings.TrimSpace(el.text())
+			if name == "" {
 				d.add(ep, MsgExpectationName)
 				continue
 			}
-			out = append(out, ToolExpectation{Name: strings.TrimSpace(el.s)})
+			out = append(out, ToolExpectation{Name: name})
 		case jObject:
 			d.object(el, ep, expectationKeys)
 			var e ToolExpectation
@@ -460,12 +515,16 @@ func (d *decoder) expectations(v *jvalue, p fieldPath) []ToolExpectation {
 				switch av.kind {
 				case jNull:
 				case jObject, jString:
-					e.Arguments = av.raw()
+					if d.ok() {
+						e.Arguments = av.raw()
+					}
 				default:
 					d.add(ep.key("arguments"), "expected object or string")
 				}
 			}
-			out = append(out, e)
+			if d.ok() || e.Name != "" {
+				out = append(out, e)
+			}
 		default:
 			d.add(ep, msgExpObject)
 		}
@@ -473,9 +532,9 @@ func (d *decoder) expectations(v *jvalue, p fieldPath) []ToolExpectation {
 	return out
 }
 
-var feedbackKeys = map[string]bool{"source": true, "values": true}
+var feedbackKeys = keys("source", "values")
 
-func (d *decoder) feedback(v *jvalue, p fieldPath) []FeedbackEntry {
+func (d *decoder) feedback(v jvalue, p fieldPath) []FeedbackEntry {
 	out := []FeedbackEntry{}
 	if v.kind == jNull {
 		return out
@@ -484,8 +543,9 @@ func (d *decoder) feedback(v *jvalue, p fieldPath) []FeedbackEntry {
 		d.add(p, msgExpArray)
 		return out
 	}
-	for i, el := range v.arr {
-		ep := p.index(i)
+	for it := v.elems(); it.next(); {
+		el := it.val
+		ep := p.index(it.i)
 		if !d.object(el, ep, feedbackKeys) {
 			continue
 		}
@@ -500,15 +560,20 @@ func (d *decoder) feedback(v *jvalue, p fieldPath) []FeedbackEntry {
 				f.Values = r
 			}
 		}
-		out = append(out, f)
+		if d.ok() {
+			out = append(out, f)
+		}
 	}
 	return out
 }
 
-var pluginKeys = map[string]bool{"kind": true, "version": true, "data": true}
+var pluginKeys = keys("kind", "version", "data")
 
-func (d *decoder) plugins(v *jvalue, p fieldPath) map[string]PluginPayload {
-	out := map[string]PluginPayload{}
+func (d *decoder) plugins(v jvalue, p fieldPath) map[string]PluginPayload {
+	var out map[string]PluginPayload // made only while the body has no problem
+	if d.ok() {
+		out = map[string]PluginPayload{}
+	}
 	if v.kind == jNull {
 		return out
 	}
@@ -516,13 +581,14 @@ func (d *decoder) plugins(v *jvalue, p fieldPath) map[string]PluginPayload {
 		d.add(p, msgExpObject)
 		return out
 	}
-	for _, m := range v.obj {
-		sp := p.key(m.key)
-		if !d.object(m.val, sp, pluginKeys) {
+	for it := v.members(); it.next(); {
+		sp := p.keyAt(it.key)
+		slot := it.val
+		if !d.object(slot, sp, pluginKeys) {
 			continue
 		}
 		pp := PluginPayload{Version: "1.0", Data: emptyObject}
-		kv, ok := m.val.get("kind")
+		kv, ok := slot.get("kind")
 		if !ok {
 			d.add(sp.key("kind"), msgRequired)
 		} else if s, ok := d.str(kv, sp.key("kind"), false); ok {
@@ -531,27 +597,29 @@ func (d *decoder) plugins(v *jvalue, p fieldPath) map[string]PluginPayload {
 			}
 			pp.Kind = s
 		}
-		if vv, ok := m.val.get("version"); ok {
+		if vv, ok := slot.get("version"); ok {
 			if s, ok := d.str(vv, sp.key("version"), true); ok {
 				pp.Version = s
 			}
 		}
-		if dv, ok := m.val.get("data"); ok {
+		if dv, ok := slot.get("data"); ok {
 			if r, ok := d.rawObject(dv, sp.key("data")); ok {
 				pp.Data = r
-				if m.key == RAGCompatSlot && dv.kind == jObject {
+				if dv.kind == jObject && it.key.is(RAGCompatSlot) {
 					d.references(dv, sp.key("data"))
 				}
 			}
 		}
-		out[m.key] = pp
+		if d.ok() && out != nil {
+			out[it.key.String()] = pp
+		}
 	}
 	return out
 }
 
 // references checks data.references of the rag-compat slot: an array of objects, each with a
 // non-blank string url. Every other key is kept verbatim.
-func (d *decoder) references(data *jvalue, p fieldPath) {
+func (d *decoder) references(data jvalue, p fieldPath) {
 	refs, ok := data.get("references")
 	if !ok {
 		return
@@ -561,14 +629,15 @@ func (d *decoder) references(data *jvalue, p fieldPath) {
 		d.add(rp, msgExpArray)
 		return
 	}
-	for i, el := range refs.arr {
-		ep := rp.index(i)
+	for it := refs.elems(); it.next(); {
+		el := it.val
+		ep := rp.index(it.i)
 		if el.kind != jObject {
 			d.add(ep, msgExpObject)
 			continue
 		}
 		u, ok := el.get("url")
-		if !ok || u.kind != jString || strings.TrimSpace(u.s) == "" {
+		if !ok || u.kind != jString || strings.TrimSpace(u.text()) == "" {
 			d.add(ep.key("url"), MsgReferenceURLEmpty)
 		}
 	}
@@ -588,6 +657,11 @@ type ImportEntry struct {
 
 var importOutputOnly = map[string]bool{"tags": true, "computedTags": true, "_etag": true, "references": true, "totalReferences": true}
 
+var importKeys = keys("tags", "computedTags", "_etag", "references", "totalReferences",
+	"id", "datasetName", "bucket", "status", "docType", "schemaVersion", "manualTags", "comment", "scenarioId",
+	"assignedTo", "updatedBy", "createdBy", "assignedAt", "reviewedAt", "createdAt", "updatedAt", "history",
+	"contextEntries", "traceIds", "toolCalls", "expectedTools", "feedback", "metadata", "plugins", "tracePayload")
+
 // DecodeImport checks a bulk-import body against the item schema (api.md §3.4.2, whole
 // request checks) and returns one entry per element. Any problem fails the whole request
 // with a 422 listing every problem. Tag format and tag rules are checked by the caller.
@@ -597,13 +671,17 @@ func DecodeImport(body []byte) ([]*ImportEntry, error) {
 		return nil, err
 	}
 	d := &decoder{}
+	var root fieldPath
 	if v.kind != jArray {
-		d.add("", msgExpArray)
+		d.add(root, msgExpArray)
 		return nil, d.err()
 	}
-	out := make([]*ImportEntry, 0, len(v.arr))
-	for i, el := range v.arr {
-		out = append(out, d.importItem(el, fieldPath("").index(i)))
+	out := []*ImportEntry{}
+	for it := v.elems(); it.next(); {
+		e := d.importItem(it.val, root.index(it.i))
+		if d.ok() {
+			out = append(out, e)
+		}
 	}
 	if err := d.err(); err != nil {
 		return nil, err
@@ -621,29 +699,46 @@ func DecodeItemObject(doc []byte) (*ImportEntry, error) {
 		return nil, err
 	}
 	d := &decoder{}
-	e := d.importItem(v, "")
+	e := d.importItem(v, fieldPath{})
 	if err := d.err(); err != nil {
 		return nil, err
 	}
 	return e, nil
 }
 
-func (d *decoder) importItem(v *jvalue, p fieldPath) *ImportEntry {
-	e := &ImportEntry{Item: NewItem("", "")}
-	it := e.Item
+// importItem decodes one item object. Once the body has a problem, the item is decoded into
+// scratch space, only to find the other problems, and nil is returned.
+func (d *decoder) importItem(v jvalue, p fieldPath) *ImportEntry {
 	if v.kind != jObject {
 		d.add(p, msgExpObject)
-		return e
+		return nil
 	}
+	keep := d.ok()
+	e := &ImportEntry{}
+	if keep {
+		e.Item = NewItem("", "")
+	} else {
+		e = &d.scratch
+		*e = ImportEntry{Item: &d.scratchItem}
+		d.scratchItem = Item{}
+	}
+	it := e.Item
 	var hasID, hasDataset bool
-	for _, m := range v.obj {
-		fp := p.key(m.key)
-		val := m.val
-		if importOutputOnly[m.key] {
-			e.IgnoredFields = append(e.IgnoredFields, m.key)
+	for m := v.members(); m.next(); {
+		name, known := importKeys.name(m.key)
+		if !known {
+			d.unknown(p, m.key)
 			continue
 		}
-		switch m.key {
+		fp := p.key(name)
+		val := m.val
+		if importOutputOnly[name] {
+			if keep {
+				e.IgnoredFields = append(e.IgnoredFields, name)
+			}
+			continue
+		}
+		switch name {
 		case "id":
 			hasID = true
 			if s, ok := d.str(val, fp, false); ok {
@@ -698,19 +793,24 @@ func (d *decoder) importItem(v *jvalue, p fieldPath) *ImportEntry {
 			switch val.kind {
 			case jNull:
 			case jString:
-				for _, part := range strings.Split(val.s, ",") {
+				if !d.ok() {
+					break
+				}
+				for _, part := range strings.Split(val.text(), ",") {
 					if t := strings.TrimSpace(part); t != "" {
 						e.RawManualTags = append(e.RawManualTags, t)
 					}
 				}
 			case jArray:
-				for j, el := range val.arr {
-					switch el.kind {
+				for el := val.elems(); el.next(); {
+					switch el.val.kind {
 					case jNull:
 					case jString:
-						e.RawManualTags = append(e.RawManualTags, el.s)
+						if d.ok() {
+							e.RawManualTags = append(e.RawManualTags, el.val.text())
+						}
 					default:
-						d.add(fp.index(j), msgExpString)
+						d.add(fp.index(el.i), msgExpString)
 					}
 				}
 			default:
@@ -749,8 +849,8 @@ func (d *decoder) importItem(v *jvalue, p fieldPath) *ImportEntry {
 			switch val.kind {
 			case jNull:
 			case jArray:
-				for j, el := range val.arr {
-					if h, ok := d.historyEntry(el, fp.index(j)); ok {
+				for el := val.elems(); el.next(); {
+					if h, ok := d.historyEntry(el.val, fp.index(el.i)); ok && d.ok() {
 						it.History = append(it.History, h)
 					}
 				}
@@ -777,8 +877,6 @@ func (d *decoder) importItem(v *jvalue, p fieldPath) *ImportEntry {
 			if r, ok := d.rawObject(val, fp); ok {
 				it.TracePayload = r
 			}
-		default:
-			d.add(fp, msgUnknownField)
 		}
 	}
 	if !hasID {
@@ -786,6 +884,9 @@ func (d *decoder) importItem(v *jvalue, p fieldPath) *ImportEntry {
 	}
 	if !hasDataset {
 		d.add(p.key("datasetName"), msgRequired)
+	}
+	if !d.ok() {
+		return nil
 	}
 	sort.Strings(e.IgnoredFields)
 	return e
@@ -834,8 +935,11 @@ type ItemPatch struct {
 	Keys []string
 }
 
-var historyPatchKeys = map[string]bool{"role": true, "msg": true, "content": true, "turnId": true, "stepId": true,
-	"expectedBehavior": true, "expected_behavior": true}
+var historyPatchKeys = keys("role", "msg", "content", "turnId", "stepId", "expectedBehavior", "expected_behavior")
+
+var patchKeys = keys("computedTags", "tags", "status", "comment", "scenarioId", "etag", "approve", "history",
+	"contextEntries", "toolCalls", "expectedTools", "feedback", "metadata", "tracePayload", "plugins", "traceIds",
+	"manualTags")
 
 // DecodeItemPatch checks a PUT body against the update schema. allowApprove accepts the
 // assignment route's approve key. Only schema problems are reported here (422); the field
@@ -846,17 +950,25 @@ func DecodeItemPatch(body []byte, allowApprove bool) (*ItemPatch, error) {
 		return nil, err
 	}
 	d := &decoder{}
+	var root fieldPath
 	if v.kind != jObject {
-		d.add("", msgExpObject)
+		d.add(root, msgExpObject)
 		return nil, d.err()
 	}
 	pt := &ItemPatch{}
-	for _, m := range v.obj {
-		pt.Keys = append(pt.Keys, m.key)
-		fp := fieldPath("").key(m.key)
+	for m := v.members(); m.next(); {
+		name, known := patchKeys.name(m.key)
+		if !known {
+			d.unknown(root, m.key)
+			continue
+		}
+		if d.ok() {
+			pt.Keys = append(pt.Keys, name)
+		}
+		fp := root.key(name)
 		val := m.val
 		null := val.kind == jNull
-		switch m.key {
+		switch name {
 		case "computedTags":
 			pt.HasComputedTags = true
 		case "tags":
@@ -884,7 +996,7 @@ func DecodeItemPatch(body []byte, allowApprove bool) (*ItemPatch, error) {
 			switch val.kind {
 			case jNull:
 			case jBool:
-				pt.Approve.V = val.b
+				pt.Approve.V = val.boolean()
 			default:
 				d.add(fp, msgExpBoolean)
 			}
@@ -893,8 +1005,10 @@ func DecodeItemPatch(body []byte, allowApprove bool) (*ItemPatch, error) {
 			switch val.kind {
 			case jNull:
 			case jArray:
-				for j, el := range val.arr {
-					pt.History.V = append(pt.History.V, d.historyPatch(el, fp.index(j)))
+				for el := val.elems(); el.next(); {
+					if h := d.historyPatch(el.val, fp.index(el.i)); d.ok() {
+						pt.History.V = append(pt.History.V, h)
+					}
 				}
 			default:
 				d.add(fp, msgExpArray)
@@ -922,20 +1036,20 @@ func DecodeItemPatch(body []byte, allowApprove bool) (*ItemPatch, error) {
 			switch val.kind {
 			case jNull:
 			case jArray:
-				for j, el := range val.arr {
-					switch el.kind {
+				for el := val.elems(); el.next(); {
+					switch el.val.kind {
 					case jNull:
 					case jString:
-						pt.ManualTags.V = append(pt.ManualTags.V, el.s)
+						if d.ok() {
+							pt.ManualTags.V = append(pt.ManualTags.V, el.val.text())
+						}
 					default:
-						d.add(fp.index(j), msgExpString)
+						d.add(fp.index(el.i), msgExpString)
 					}
 				}
 			default:
 				d.add(fp, msgExpArray)
 			}
-		default:
-			d.add(fp, msgUnknownField)
 		}
 	}
 	if err := d.err(); err != nil {
@@ -944,16 +1058,18 @@ func DecodeItemPatch(body []byte, allowApprove bool) (*ItemPatch, error) {
 	return pt, nil
 }
 
-func (d *decoder) historyPatch(v *jvalue, p fieldPath) HistoryPatch {
+func (d *decoder) historyPatch(v jvalue, p fieldPath) HistoryPatch {
 	var h HistoryPatch
 	if !d.object(v, p, historyPatchKeys) {
 		return h
 	}
 	var msg, content *string
-	var eb, ebAlias *jvalue
-	for _, m := range v.obj {
-		fp := p.key(m.key)
-		switch m.key {
+	var eb, ebAlias jvalue
+	var hasEB, hasEBAlias bool
+	for m := v.members(); m.next(); {
+		name, _ := historyPatchKeys.name(m.key)
+		fp := p.key(name)
+		switch name {
 		case "role":
 			if s, ok := d.str(m.val, fp, true); ok {
 				h.Role = s
@@ -967,29 +1083,29 @@ func (d *decoder) historyPatch(v *jvalue, p fieldPath) HistoryPatch {
 		case "stepId":
 			h.StepID, _ = d.strPtr(m.val, fp)
 		case "expectedBehavior":
-			eb = m.val
+			eb, hasEB = m.val, true
 		case "expected_behavior":
-			ebAlias = m.val
+			ebAlias, hasEBAlias = m.val, true
 		}
 	}
 	h.Msg = msg
 	if h.Msg == nil {
 		h.Msg = content
 	}
-	if eb == nil {
-		eb = ebAlias
+	if !hasEB {
+		eb, hasEB = ebAlias, hasEBAlias
 	}
-	if eb != nil && eb.kind != jNull {
+	if hasEB && eb.kind != jNull {
 		h.ExpectedBehaviorSet = true
 		if eb.kind == jArray {
 			h.ExpectedBehaviorOK = true
-			h.ExpectedBehavior = make([]string, 0, len(eb.arr))
-			for _, el := range eb.arr {
-				if el.kind != jString {
+			h.ExpectedBehavior = []string{}
+			for el := eb.elems(); el.next(); {
+				if el.val.kind != jString {
 					h.ExpectedBehaviorOK = false
 					break
 				}
-				h.ExpectedBehavior = append(h.ExpectedBehavior, el.s)
+				h.ExpectedBehavior = append(h.ExpectedBehavior, el.val.text())
 			}
 		}
 	}
@@ -1011,22 +1127,22 @@ func DecodeCurationUpdate(body []byte) (*CurationUpdate, error) {
 		return nil, err
 	}
 	d := &decoder{}
-	if !d.object(v, "", map[string]bool{"instructions": true, "_etag": true, "etag": true}) {
+	if !d.object(v, fieldPath{}, keys("instructions", "_etag", "etag")) {
 		return nil, d.err()
 	}
 	u := &CurationUpdate{}
 	iv, ok := v.get("instructions")
 	if !ok {
-		d.add("instructions", msgRequired)
-	} else if s, ok := d.str(iv, "instructions", false); ok {
+		d.add(at("instructions"), msgRequired)
+	} else if s, ok := d.str(iv, at("instructions"), false); ok {
 		u.Instructions = s
 	}
 	var tok1, tok2 string
 	if t, ok := v.get("_etag"); ok {
-		tok1, _ = d.str(t, "_etag", true)
+		tok1, _ = d.str(t, at("_etag"), true)
 	}
 	if t, ok := v.get("etag"); ok {
-		tok2, _ = d.str(t, "etag", true)
+		tok2, _ = d.str(t, at("etag"), true)
 	}
 	if err := d.err(); err != nil {
 		return nil, err
@@ -1048,19 +1164,19 @@ func DecodeTagList(body []byte) ([]string, error) {
 		return nil, err
 	}
 	d := &decoder{}
-	if !d.object(v, "", map[string]bool{"tags": true}) {
+	if !d.object(v, fieldPath{}, keys("tags")) {
 		return nil, d.err()
 	}
 	tv, ok := v.get("tags")
 	if !ok {
-		d.add("tags", msgRequired)
+		d.add(at("tags"), msgRequired)
 		return nil, d.err()
 	}
 	if tv.kind == jNull {
-		d.add("tags", msgNotNull)
+		d.add(at("tags"), msgNotNull)
 		return nil, d.err()
 	}
-	tags, _ := d.stringList(tv, "tags")
+	tags, _ := d.stringList(tv, at("tags"))
 	if err := d.err(); err != nil {
 		return nil, err
 	}
@@ -1081,17 +1197,17 @@ func DecodeTagDefinition(body []byte) (*TagDefinitionRequest, error) {
 		return nil, err
 	}
 	d := &decoder{}
-	if !d.object(v, "", map[string]bool{"tag_key": true, "description": true}) {
+	if !d.object(v, fieldPath{}, keys("tag_key", "description")) {
 		return nil, d.err()
 	}
 	r := &TagDefinitionRequest{}
 	for _, k := range []string{"tag_key", "description"} {
 		fv, ok := v.get(k)
 		if !ok {
-			d.add(fieldPath(k), msgRequired)
+			d.add(at(k), msgRequired)
 			continue
 		}
-		s, _ := d.str(fv, fieldPath(k), false)
+		s, _ := d.str(fv, at(k), false)
 		if k == "tag_key" {
 			r.TagKey = s
 		} else {
@@ -1119,19 +1235,19 @@ func DecodeSelfServe(body []byte) (*int, error) {
 		return nil, err
 	}
 	d := &decoder{}
-	if !d.object(v, "", map[string]bool{"limit": true}) {
+	if !d.object(v, fieldPath{}, keys("limit")) {
 		return nil, d.err()
 	}
 	lv, ok := v.get("limit")
 	if !ok || lv.kind == jNull {
 		return nil, d.err()
 	}
-	n, ok := d.integer(lv, "limit")
+	n, ok := d.integer(lv, at("limit"))
 	switch {
 	case ok && n < 1:
-		d.add("limit", "must be at least 1")
+		d.add(at("limit"), "must be at least 1")
 	case ok && n > math.MaxInt32:
-		d.add("limit", fmt.Sprintf("must be at most %d", math.MaxInt32))
+		d.add(at("limit"), fmt.Sprintf("must be at most %d", math.MaxInt32))
 	}
 	if err := d.err(); err != nil {
 		return nil, err
@@ -1150,15 +1266,15 @@ func DecodeAssign(body []byte) (bool, error) {
 		return false, err
 	}
 	d := &decoder{}
-	if !d.object(v, "", map[string]bool{"force": true}) {
+	if !d.object(v, fieldPath{}, keys("force")) {
 		return false, d.err()
 	}
 	force := false
 	if fv, ok := v.get("force"); ok && fv.kind != jNull {
 		if fv.kind != jBool {
-			d.add("force", msgExpBoolean)
+			d.add(at("force"), msgExpBoolean)
 		} else {
-			force = fv.b
+			force = fv.boolean()
 		}
 	}
 	return force, d.err()

@@ -67,12 +67,19 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
+// MaxFieldErrors bounds the problems an error lists: past it they are only counted, so a
+// hostile body cannot make the answer (or the work of building it) grow with its size.
+const MaxFieldErrors = 100
+
 // Error is an error a user can cause: a machine code, a human-readable message and, when
 // fields are at fault, one entry per problem.
 type Error struct {
 	Code    string
 	Message string
-	Fields  []FieldError
+	// Fields lists the problems in document order, at most MaxFieldErrors of them.
+	Fields []FieldError
+	// More counts the problems found after Fields was full; they are not listed.
+	More int
 	// Extra holds additional top-level keys of the error body where the spec asks for them.
 	Extra map[string]any
 }
@@ -89,29 +96,66 @@ func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// FieldsError returns an *Error whose message is the first field's message.
+// capFields keeps the first MaxFieldErrors of fields and counts the rest.
+func capFields(fields []FieldError, more int) ([]FieldError, int) {
+	if len(fields) > MaxFieldErrors {
+		more += len(fields) - MaxFieldErrors
+		fields = fields[:MaxFieldErrors:MaxFieldErrors]
+	}
+	return fields, more
+}
+
+// FieldsError returns an *Error whose message is the first field's message. It lists at most
+// MaxFieldErrors fields and counts the others in More.
 func FieldsError(code string, fields []FieldError) *Error {
 	msg := ""
 	if len(fields) > 0 {
 		msg = fields[0].Message
 	}
-	return &Error{Code: code, Message: msg, Fields: fields}
+	fields, more := capFields(fields, 0)
+	return &Error{Code: code, Message: msg, Fields: fields, More: more}
 }
 
 // ValidationError returns the 422 error for schema problems: the detail names the first
-// problem and counts the others (api.md §1.6).
+// problem and counts the others. It lists at most MaxFieldErrors of them.
 func ValidationError(fields []FieldError) *Error {
-	return &Error{Code: CodeValidation, Message: ValidationDetail(fields), Fields: fields}
+	return ValidationErrorMore(fields, 0)
+}
+
+// ValidationErrorWith returns the 422 listing fields followed by the problems of e (a 422
+// itself, whose More is carried over): a handler that checked its path parameters reports
+// them together with the problems of the body.
+func ValidationErrorWith(fields []FieldError, e *Error) *Error {
+	if len(fields) == 0 {
+		return ValidationErrorMore(e.Fields, e.More)
+	}
+	all := make([]FieldError, 0, min(len(fields)+len(e.Fields), MaxFieldErrors+1))
+	all = append(all, fields...)
+	all = append(all, e.Fields...)
+	return ValidationErrorMore(all, e.More)
+}
+
+// ValidationErrorMore is ValidationError for a list followed by more problems that were
+// counted but not listed.
+func ValidationErrorMore(fields []FieldError, more int) *Error {
+	fields, more = capFields(fields, more)
+	return &Error{Code: CodeValidation, Message: ValidationDetailMore(fields, more), Fields: fields, More: more}
 }
 
 // ValidationDetail formats "Request validation failed: <field>: <message> (and <n> more)".
 func ValidationDetail(fields []FieldError) string {
+	return ValidationDetailMore(fields, 0)
+}
+
+// ValidationDetailMore is ValidationDetail for a list followed by more problems that were
+// counted but not listed: n counts them too.
+func ValidationDetailMore(fields []FieldError, more int) string {
 	if len(fields) == 0 {
 		return "Request validation failed"
 	}
 	s := "Request validation failed: " + fields[0].Field + ": " + fields[0].Message
-	if len(fields) > 1 {
-		s += " (and " + strconv.Itoa(len(fields)-1) + " more)"
+	if n := len(fields) - 1 + more; n > 0 {
+		s += " (and " + strconv.Itoa(n) + " more)"
 	}
 	return s
 }
@@ -133,33 +177,68 @@ func ErrorCode(err error) string {
 	return ""
 }
 
-// fieldPath builds the paths of errors[].field (api.md §1.6).
-type fieldPath string
-
-func (p fieldPath) key(k string) fieldPath {
-	if !plainKey(k) {
-		var b bytes.Buffer
-		b.WriteString(string(p))
-		b.WriteByte('[')
-		writeJSONString(&b, k)
-		b.WriteByte(']')
-		return fieldPath(b.String())
-	}
-	if p == "" {
-		return fieldPath(k)
-	}
-	return p + "." + fieldPath(k)
+// fieldPath names a place in a body, as errors[].field writes it: "body", "history[0].msg",
+// `metadata["a b"]`. The text is only made when a problem is reported, so walking the
+// elements of a large body costs nothing per element. The zero fieldPath is the body.
+type fieldPath struct {
+	up   *fieldPath
+	name string
+	raw  jkey // a key as the body writes it, when name is not set
+	idx  int
+	kind uint8
 }
 
-func (p fieldPath) index(i int) fieldPath {
-	return p + "[" + fieldPath(strconv.Itoa(i)) + "]"
-}
+const (
+	pathBody uint8 = iota
+	pathKey
+	pathRawKey
+	pathIndex
+)
+
+func (p *fieldPath) key(k string) fieldPath { return fieldPath{up: p, name: k, kind: pathKey} }
+
+// keyAt is key for a key of the body, read only if the path is written.
+func (p *fieldPath) keyAt(k jkey) fieldPath { return fieldPath{up: p, raw: k, kind: pathRawKey} }
+
+func (p *fieldPath) index(i int) fieldPath { return fieldPath{up: p, idx: i, kind: pathIndex} }
 
 func (p fieldPath) String() string {
-	if p == "" {
+	if p.kind == pathBody {
 		return "body"
 	}
-	return string(p)
+	var b bytes.Buffer
+	p.write(&b)
+	return b.String()
+}
+
+// write writes the path of p; the body's own path is empty.
+func (p *fieldPath) write(b *bytes.Buffer) {
+	if p.kind == pathBody {
+		return
+	}
+	if p.up != nil {
+		p.up.write(b)
+	}
+	if p.kind == pathIndex {
+		b.WriteByte('[')
+		b.WriteString(strconv.Itoa(p.idx))
+		b.WriteByte(']')
+		return
+	}
+	name := p.name
+	if p.kind == pathRawKey {
+		name = p.raw.String()
+	}
+	if !plainKey(name) {
+		b.WriteByte('[')
+		writeJSONString(b, name)
+		b.WriteByte(']')
+		return
+	}
+	if b.Len() > 0 {
+		b.WriteByte('.')
+	}
+	b.WriteString(name)
 }
 
 func plainKey(k string) bool {

@@ -34,42 +34,44 @@ func DecodeExportRequest(body []byte) (*ExportRequest, error) {
 		return req, nil
 	}
 	d := &decoder{}
-	if !d.object(v, "", map[string]bool{"format": true, "filters": true, "processors": true, "delivery": true}) {
+	if !d.object(v, fieldPath{}, keys("format", "filters", "processors", "delivery")) {
 		return nil, d.err()
 	}
 	if fv, ok := v.get("format"); ok && fv.kind != jNull {
-		if s, ok := d.str(fv, "format", false); ok {
+		if s, ok := d.str(fv, at("format"), false); ok {
 			req.Format = &s
 		}
 	}
 	if fv, ok := v.get("filters"); ok && fv.kind != jNull {
-		if d.object(fv, "filters", map[string]bool{"datasetNames": true, "status": true}) {
+		fp := at("filters")
+		if d.object(fv, fp, keys("datasetNames", "status")) {
 			if dv, ok := fv.get("datasetNames"); ok && dv.kind != jNull {
-				if names, ok := d.stringList(dv, "filters.datasetNames"); ok {
+				if names, ok := d.stringList(dv, fp.key("datasetNames")); ok {
 					req.DatasetNames = &names
 				}
 			}
 			if sv, ok := fv.get("status"); ok {
-				if s, ok := d.str(sv, "filters.status", false); ok {
+				if s, ok := d.str(sv, fp.key("status"), false); ok {
 					req.Status = &s
 				}
 			}
 		}
 	}
 	if pv, ok := v.get("processors"); ok && pv.kind != jNull {
-		if names, ok := d.stringList(pv, "processors"); ok {
+		if names, ok := d.stringList(pv, at("processors")); ok {
 			req.Processors = &names
 		}
 	}
 	if dv, ok := v.get("delivery"); ok && dv.kind != jNull {
-		if d.object(dv, "delivery", map[string]bool{"mode": true}) {
+		dp := at("delivery")
+		if d.object(dv, dp, keys("mode")) {
 			if mv, ok := dv.get("mode"); ok && mv.kind != jNull {
-				if s, ok := d.str(mv, "delivery.mode", false); ok {
+				if s, ok := d.str(mv, dp.key("mode"), false); ok {
 					switch s {
 					case DeliveryAttachment, DeliveryStream, DeliveryArtifact:
 						req.Mode = s
 					default:
-						d.add("delivery.mode", "must be one of: attachment, stream, artifact")
+						d.add(dp.key("mode"), "must be one of: attachment, stream, artifact")
 					}
 				}
 			}

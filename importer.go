@@ -89,6 +89,7 @@ type ImportResult struct {
 // rules for every element, all problems reported together as one 422.
 func (c *Curator) CheckImportTags(entries []*ImportEntry) error {
 	var fields []FieldError
+	more := 0
 	for n, e := range entries {
 		probe := e.Item.Clone()
 		_, err := c.tagger.Prepare(probe, e.RawManualTags, true)
@@ -100,10 +101,13 @@ func (c *Curator) CheckImportTags(entries []*ImportEntry) error {
 		if !ok {
 			return err
 		}
-		fields = append(fields, ge.Fields...)
+		// Only the first MaxFieldErrors problems are listed; the others are counted.
+		keep := min(len(ge.Fields), max(MaxFieldErrors-len(fields), 0))
+		fields = append(fields, ge.Fields[:keep]...)
+		more += len(ge.Fields) - keep + ge.More
 	}
 	if len(fields) > 0 {
-		return ValidationError(fields)
+		return ValidationErrorMore(fields, more)
 	}
 	return nil
 }

@@ -33,49 +33,12 @@ func UnquoteJSONString(b []byte, i int) (s string, end int, problem string) {
 		case c < 0x20:
 			return "", i, "control character in a string"
 		case c == '\\':
-			if i+1 >= len(b) {
-				return "", i, "unexpected end of input in a string"
+			r, next, problem, at := decodeEscape(b, i)
+			if problem != "" {
+				return "", at, problem
 			}
-			e := b[i+1]
-			i += 2
-			switch e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			case 'u':
-				r, ok := hex4(b, i)
-				if !ok {
-					return "", i, "invalid \\u escape"
-				}
-				i += 4
-				if utf16.IsSurrogate(r) {
-					// A valid pair combines; a lone surrogate becomes U+FFFD.
-					lone := true
-					if i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
-						if lo, ok := hex4(b, i+2); ok {
-							if pair := utf16.DecodeRune(r, lo); pair != utf8.RuneError {
-								r, lone = pair, false
-								i += 6
-							}
-						}
-					}
-					if lone {
-						r = utf8.RuneError
-					}
-				}
-				buf = utf8.AppendRune(buf, r)
-			default:
-				return "", i - 1, "invalid escape in a string"
-			}
+			buf = utf8.AppendRune(buf, r)
+			i = next
 		case c < utf8.RuneSelf:
 			buf = append(buf, c)
 			i++
@@ -90,6 +53,77 @@ func UnquoteJSONString(b []byte, i int) (s string, end int, problem string) {
 		}
 	}
 	return "", i, "unexpected end of input in a string"
+}
+
+// decodeEscape decodes the escape whose backslash is b[i]: the rune it stands for and the
+// index after it. A \u escape of a UTF-16 surrogate takes the low half that follows it when
+// the two make a pair; a lone surrogate stands for U+FFFD. On malformed input it returns the
+// problem and the index it is at.
+func decodeEscape(b []byte, i int) (r rune, next int, problem string, at int) {
+	if i+1 >= len(b) {
+		return 0, 0, "unexpected end of input in a string", i
+	}
+	e := b[i+1]
+	i += 2
+	switch e {
+	case '"', '\\', '/':
+		return rune(e), i, "", 0
+	case 'b':
+		return '\b', i, "", 0
+	case 'f':
+		return '\f', i, "", 0
+	case 'n':
+		return '\n', i, "", 0
+	case 'r':
+		return '\r', i, "", 0
+	case 't':
+		return '\t', i, "", 0
+	case 'u':
+		r, ok := hex4(b, i)
+		if !ok {
+			return 0, 0, "invalid \\u escape", i
+		}
+		i += 4
+		if utf16.IsSurrogate(r) {
+			// A valid pair combines; a lone surrogate becomes U+FFFD.
+			if i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
+				if lo, ok := hex4(b, i+2); ok {
+					if pair := utf16.DecodeRune(r, lo); pair != utf8.RuneError {
+						return pair, i + 6, "", 0
+					}
+				}
+			}
+			return utf8.RuneError, i, "", 0
+		}
+		return r, i, "", 0
+	default:
+		return 0, 0, "invalid escape in a string", i - 1
+	}
+}
+
+// skipJSONString finds the end of the JSON string whose opening quote is b[i], checking it as
+// UnquoteJSONString does but building nothing: it returns the index just past the closing
+// quote, or the problem and its index. b must be valid UTF-8.
+func skipJSONString(b []byte, i int) (end int, problem string) {
+	i++
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, ""
+		case c < 0x20:
+			return i, "control character in a string"
+		case c == '\\':
+			_, next, problem, at := decodeEscape(b, i)
+			if problem != "" {
+				return at, problem
+			}
+			i = next
+		default:
+			i++
+		}
+	}
+	return i, "unexpected end of input in a string"
 }
 
 // hex4 reads four hex digits at b[i:].

@@ -60,7 +60,7 @@ func (s *Server) handleAssign(c echo.Context) error {
 		return err
 	case errs != nil:
 		if ge, ok := gtc.AsError(err); ok {
-			errs = append(errs, ge.Fields...)
+			return gtc.ValidationErrorWith(errs, ge)
 		}
 		return gtc.ValidationError(errs)
 	}

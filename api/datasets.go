@@ -43,7 +43,7 @@ func (s *Server) handlePutCuration(c echo.Context) error {
 	u, err := gtc.DecodeCurationUpdate(b)
 	if err != nil {
 		if ge, ok := gtc.AsError(err); ok && len(errs) > 0 {
-			return gtc.ValidationError(append(errs, ge.Fields...))
+			return gtc.ValidationErrorWith(errs, ge)
 		}
 		return err
 	}

@@ -58,20 +58,31 @@ type errorBody struct {
 	Status int              `json:"status"`
 	Code   string           `json:"code"`
 	Errors []gtc.FieldError `json:"errors,omitempty"`
+	// MoreErrors counts the problems found past the gtc.MaxFieldErrors that errors lists.
+	MoreErrors int `json:"moreErrors,omitempty"`
 }
 
-// writeError answers with the error body of e.
+// writeError answers with the error body of e. Whatever built e, the body lists at most
+// gtc.MaxFieldErrors problems and counts the rest in moreErrors.
 func writeError(c echo.Context, e *gtc.Error) error {
 	status, ok := statusOf[e.Code]
 	if !ok {
 		status = http.StatusBadRequest
 	}
+	fields, more := e.Fields, e.More
+	if len(fields) > gtc.MaxFieldErrors {
+		more += len(fields) - gtc.MaxFieldErrors
+		fields = fields[:gtc.MaxFieldErrors]
+	}
 	if len(e.Extra) == 0 {
-		return writeJSON(c, status, errorBody{Detail: e.Message, Status: status, Code: e.Code, Errors: e.Fields})
+		return writeJSON(c, status, errorBody{Detail: e.Message, Status: status, Code: e.Code, Errors: fields, MoreErrors: more})
 	}
 	body := map[string]any{"detail": e.Message, "status": status, "code": e.Code}
-	if len(e.Fields) > 0 {
-		body["errors"] = e.Fields
+	if len(fields) > 0 {
+		body["errors"] = fields
+	}
+	if more > 0 {
+		body["moreErrors"] = more
 	}
 	for k, v := range e.Extra {
 		body[k] = v

@@ -75,7 +75,7 @@ func decodePatch(c echo.Context, datasetParam string, allowApprove bool) (gtc.Ke
 		if !ok || len(errs) == 0 {
 			return k, nil, err
 		}
-		return k, nil, gtc.ValidationError(append(errs, ge.Fields...))
+		return k, nil, gtc.ValidationErrorWith(errs, ge)
 	}
 	if errs != nil {
 		return k, nil, gtc.ValidationError(errs)

@@ -25,6 +25,7 @@ type queryParams struct {
 	v    url.Values
 	bad  map[string]bool // names with a value that is not valid percent-encoding
 	errs []gtc.FieldError
+	more int // problems past the gtc.MaxFieldErrors listed in errs
 }
 
 // newQueryParams splits the raw query itself instead of using url.Values: net/url drops a
@@ -64,6 +65,10 @@ func newQueryParams(u *url.URL) *queryParams {
 }
 
 func (q *queryParams) fail(name, msg string) {
+	if len(q.errs) >= gtc.MaxFieldErrors {
+		q.more++
+		return
+	}
 	q.errs = append(q.errs, gtc.FieldError{Field: "query." + name, Message: msg})
 }
 
@@ -154,7 +159,7 @@ func (q *queryParams) err() error {
 	if len(q.errs) == 0 {
 		return nil
 	}
-	return gtc.ValidationError(q.errs)
+	return gtc.ValidationErrorMore(q.errs, q.more)
 }
 
 func invalidQuery(format string, args ...any) error {

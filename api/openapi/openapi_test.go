@@ -387,6 +387,10 @@ func TestSamplesAgainstComponentSchemas(t *testing.T) {
 		{"error with a list detail", "ErrorResponse", `{"detail":[],"status":400,"code":"BAD_REQUEST"}`, false},
 		{"422", "HTTPValidationError", `{"detail":"Request validation failed: answer: unknown field","status":422,"code":"VALIDATION_ERROR",
      "errors":[{"field":"answer","message":"unknown field"}]}`, true},
+		{"422 with more errors than listed", "HTTPValidationError", `{"detail":"Request validation failed: answer: unknown field (and 150 more)","status":422,"code":"VALIDATION_ERROR",
+     "errors":[{"field":"answer","message":"unknown field"}],"moreErrors":150}`, true},
+		{"422 with a string moreErrors", "HTTPValidationError", `{"detail":"Request validation failed: answer: unknown field","status":422,"code":"VALIDATION_ERROR",
+     "errors":[{"field":"answer","message":"unknown field"}],"moreErrors":"150"}`, false},
 		{"422 without errors", "HTTPValidationError", `{"detail":"Request validation failed","status":422,"code":"VALIDATION_ERROR"}`, false},
 	}
 	for _, tc := range cases {

@@ -575,13 +575,17 @@ func errorResponse(validation bool) schema {
 		"detail": str().desc("Human-readable message."),
 		"status": integer().min(400).max(599).desc("The HTTP status code."),
 		"code":   str().desc("Machine-readable error code, such as `NOT_FOUND` or `ETAG_MISMATCH`."),
-		"errors": arr(ref("FieldError")).desc("Every problem found, in document order."),
+		"errors": arr(ref("FieldError")).set("maxItems", 100).desc("The problems found, in document " +
+			"order: every one, or the first 100 when there are more."),
+		"moreErrors": integer().min(1).desc("How many problems were found beyond the 100 that `errors` " +
+			"lists; left out when `errors` lists them all."),
 	}
 	if validation {
 		props["status"] = integer().set("const", 422)
 		props["code"] = enum("VALIDATION_ERROR", "INVALID_JSON")
 		return obj(props, "detail", "status", "code", "errors").openEnded().
-			desc("The 422 body: an ErrorResponse whose `errors` names every problem.")
+			desc("The 422 body: an ErrorResponse whose `errors` names every problem, up to 100 " +
+				"(`moreErrors` counts the rest).")
 	}
 	return obj(props, "detail", "status", "code").openEnded().
 		desc("The error body. Some statuses add keys: `assignedTo`/`assignedAt` on 409 " +

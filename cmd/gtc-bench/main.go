@@ -35,6 +35,7 @@ func main() {
 
 type options struct {
 	gtc       string
+	gtcOld    string
 	items     int
 	datasets  int
 	listN     int
@@ -58,6 +59,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	var o options
 	fs := flag.NewFlagSet("gtc-bench", flag.ContinueOnError)
 	fs.StringVar(&o.gtc, "gtc", "bin/gtc", "path of the gtc binary")
+	fs.StringVar(&o.gtcOld, "gtc-old", "", "hostile suite: a second gtc binary measured side by side with --gtc")
 	fs.IntVar(&o.items, "items", 100000, "items to seed")
 	fs.IntVar(&o.datasets, "datasets", 10, "datasets to spread them over")
 	fs.IntVar(&o.listN, "list-requests", 2000, "list requests to time")
@@ -66,7 +68,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&o.writeTime, "write-duration", 15*time.Second, "how long the write phase runs")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data directory")
 	fs.StringVar(&o.dataDir, "data-dir", "", "reuse this data directory (seeded when empty)")
-	fs.StringVar(&o.suite, "suite", "all", "what to measure: api, export, instrumentation or all (api and export)")
+	fs.StringVar(&o.suite, "suite", "all", "what to measure: api, export, instrumentation, hostile or all (api and export)")
 	fs.IntVar(&o.exportN, "export-items", 100000, "approved items in the export suite's store")
 	fs.StringVar(&o.exportDir, "export-data-dir", "", "reuse this data directory for the export suite (seeded when empty)")
 	fs.StringVar(&o.blobCS, "blob-connection-string", os.Getenv("GTC_BENCH_BLOB_CONNECTION_STRING"),
@@ -78,8 +80,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.suite != "api" && o.suite != "export" && o.suite != "instrumentation" && o.suite != "all" {
-		return fmt.Errorf("--suite %q: must be api, export, instrumentation or all", o.suite)
+	switch o.suite {
+	case "api", "export", "instrumentation", "hostile", "all":
+	default:
+		return fmt.Errorf("--suite %q: must be api, export, instrumentation, hostile or all", o.suite)
 	}
 	dir := o.dataDir
 	if dir == "" && (o.suite != "export" || o.exportDir == "") {
@@ -96,6 +100,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if o.suite == "instrumentation" {
 		fmt.Fprintf(out, "data dir   %s\n\n", dir)
 		return instrumentationSuite(ctx, o, dir, out)
+	}
+	if o.suite == "hostile" {
+		fmt.Fprintf(out, "data dir   %s\n", dir)
+		return hostileSuite(ctx, o, dir, out)
 	}
 	if o.suite != "export" {
 		fmt.Fprintf(out, "data dir   %s\n\n", dir)

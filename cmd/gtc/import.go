@@ -700,7 +700,7 @@ func elementError(err error, index int, raw []byte) importIssue {
 		iss.Field = &fields[0].Field
 	}
 	if ge.Code == gtc.CodeValidation {
-		iss.Message = gtc.ValidationDetail(fields)
+		iss.Message = gtc.ValidationDetailMore(fields, ge.More)
 	}
 	return iss
 }
