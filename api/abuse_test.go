@@ -659,6 +659,17 @@ func TestAbuseTable(t *testing.T) {
 		{name: "DELETE on the import route", method: "DELETE", path: "/v1/ground-truths",
 			status: 405, code: "METHOD_NOT_ALLOWED", check: hasAllow},
 
+		// ---- amplification: a body whose answer would grow with it ----------------------------
+		{name: "import of 1 MiB of numbers: a capped 422", method: "POST", path: "/v1/ground-truths", header: ctJSON,
+			body: "[" + strings.Repeat("1,", abuseLimit/2-2) + "1]", status: 422, code: "VALIDATION_ERROR", field: "[0]", check: cappedErrors(abuseLimit/2 - 1)},
+		{name: "PUT whose history is 1 MiB of numbers: a capped 422", method: "PUT", path: itemFree, header: withCT(map[string]string{"If-Match": "*"}),
+			body: `{"history":[` + strings.Repeat("1,", abuseLimit/2-12) + `1]}`, status: 422, code: "VALIDATION_ERROR", field: "history[0]",
+			check: cappedErrors(abuseLimit/2 - 11)},
+		{name: "PUT with 60,000 unknown keys: a capped 422", method: "PUT", path: itemFree, header: withCT(map[string]string{"If-Match": "*"}),
+			body: manyKeys(60000), status: 422, code: "VALIDATION_ERROR", field: "k0", check: cappedErrors(60000)},
+		{name: "self-serve with 60,000 unknown keys", method: "POST", path: "/v1/assignments/self-serve", header: aliceCT,
+			body: manyKeys(60000), status: 422, code: "VALIDATION_ERROR", check: cappedErrors(60000)},
+
 		// ---- cross-site requests: a page on another site driving a signed-in browser ---------
 		{name: "cross-site PUT of an item", method: "PUT", path: itemFree, body: `{"comment":"x"}`,
 			header: withCT(map[string]string{"X-User-Id": admin, "X-User-Roles": "admin", "If-Match": "*", "Sec-Fetch-Site": "cross-site"}),
@@ -730,6 +741,32 @@ func TestAbuseTable(t *testing.T) {
 			body: `{"tag_key":"..\\..\\x?#/y","description":"d"}`, status: 422, code: "VALIDATION_ERROR", field: "tag_key"})
 	}
 	runAbuse(t, f, rows)
+}
+
+// cappedErrors checks a 422 that found total problems: it lists the first 100, counts the
+// rest in moreErrors, and stays small whatever the body's size.
+func cappedErrors(total int) func(t *testing.T, res *response) {
+	return func(t *testing.T, res *response) {
+		t.Helper()
+		body := res.Object(t)
+		assert.Len(t, body["errors"], 100)
+		assert.Equal(t, json.Number(fmt.Sprint(total-100)), body["moreErrors"])
+		assert.Less(t, len(res.Body), 16<<10, "the answer does not grow with the body")
+	}
+}
+
+// manyKeys is an object of n distinct keys k0…k(n-1).
+func manyKeys(n int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%d":0`, i)
+	}
+	b.WriteByte('}')
+	return b.String()
 }
 
 func zeroDeletion(t *testing.T, res *response) {
