@@ -10,6 +10,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -113,3 +117,96 @@ func BenchmarkPutTagWork(b *testing.B) {
 		})
 	}
 }
+
+// heapPeak samples the live heap every 5 ms while fn runs and returns the peak in bytes.
+func heapPeak(fn func()) uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak atomic.Uint64
+	read := func() {
+		metrics.Read(sample)
+		if v := sample[0].Value.Uint64(); v > peak.Load() {
+			peak.Store(v)
+		}
+	}
+	runtime.GC()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				read()
+			}
+		}
+	})
+	fn()
+	close(done)
+	wg.Wait()
+	read()
+	return peak.Load()
+}
+
+// BenchmarkListDatasetLargeItems reads GET /v1/ground-truths/{datasetName} over 100 items of
+// about 1.4 MB each (140 MB of JSON), one request at a time and four at once, and reports
+// the peak of the live heap while the requests run (peak-MiB) next to the heap before them
+// (base-MiB). The answer is streamed, so the peak stays far below the size of the answer.
+func BenchmarkListDatasetLargeItems(b *testing.B) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(b.TempDir(), "gtc.db"), Synchronous: "NORMAL"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	cur := gtc.NewCurator(gtc.CuratorDeps{Store: st, Tagger: keepTagger{}, IDs: gtc.NewIDGenerator(rand.Reader)})
+	big := strings.Repeat("The signing keys rotate every ninety days; follow the runbook. ", 1400_000/64)
+	for i := 0; i < 100; i++ {
+		it := gtc.NewItem("large", fmt.Sprintf("item-%03d", i))
+		it.Bucket = "6f1c3d2e-0000-4000-8000-000000000001"
+		it.History = []gtc.HistoryEntry{{Role: "user", Msg: "Summarise the key rotation runbook."}, {Role: "assistant", Msg: big}}
+		if _, err := st.Items().Create(ctx, it); err != nil {
+			b.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(api.New(api.Deps{Curator: cur}, api.Options{}).Handler())
+	defer srv.Close()
+	get := func() int64 {
+		res, err := http.Get(srv.URL + "/v1/ground-truths/large")
+		if err != nil {
+			b.Error(err)
+			return 0
+		}
+		defer res.Body.Close()
+		n, err := io.Copy(io.Discard, res.Body)
+		if err != nil || res.StatusCode != http.StatusOK {
+			b.Errorf("GET: %d %v", res.StatusCode, err)
+		}
+		return n
+	}
+	for _, clients := range []int{1, 4} {
+		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+			var peak, base uint64
+			var body atomic.Int64
+			for b.Loop() {
+				runtime.GC()
+				metrics.Read(baseSample)
+				base = max(base, baseSample[0].Value.Uint64())
+				peak = max(peak, heapPeak(func() {
+					var wg sync.WaitGroup
+					for range clients {
+						wg.Go(func() { body.Store(get()) })
+					}
+					wg.Wait()
+				}))
+			}
+			b.ReportMetric(float64(body.Load())/(1<<20), "body-MiB")
+			b.ReportMetric(float64(base)/(1<<20), "base-MiB")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+		})
+	}
+}
+
+var baseSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}

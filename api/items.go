@@ -142,11 +142,7 @@ func (s *Server) handleListDataset(c echo.Context) error {
 	if !possibleDataset(ds) {
 		return writeItems(c, nil) // no item has such a dataset name
 	}
-	items, err := s.cur.ListDataset(c.Request().Context(), ds, status)
-	if err != nil {
-		return err
-	}
-	return writeItems(c, items)
+	return s.streamItems(c, s.cur.ListDataset(c.Request().Context(), ds, status))
 }
 
 func (s *Server) handleStats(c echo.Context) error {

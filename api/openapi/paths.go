@@ -202,7 +202,10 @@ func listAllGroundTruths() op {
 
 func listGroundTruths() op {
 	return operation("listGroundTruths", "ground-truths", "Every item of one dataset",
-		"Ordered by updatedAt descending, then id ascending. An unknown dataset gives [].").
+		"Ordered by updatedAt descending, then id ascending. An unknown dataset gives []. The "+
+			"array is sent as the store is read: a long answer is chunked (no `Content-Length`), and "+
+			"a store failure after it has started drops the connection, so a cut body never looks "+
+			"complete; a failure before is an ordinary error answer.").
 		params(datasetNameParam(), statusQuery("Only items of this status.")).
 		ok(200, "The items, without pagination.", arr(ref("AgenticGroundTruthEntry-Output")), nil).
 		common().withStore()
