@@ -175,3 +175,34 @@ func TestListDatasetStoreFailure(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, res.Status)
 	assert.Equal(t, "STORE_UNAVAILABLE", res.Object(t)["code"])
 }
+
+// The caller's queue is streamed like a dataset list: chunked when long, cut when the store
+// fails part-way.
+func TestMyAssignmentsIsStreamed(t *testing.T) {
+	h, g := streamHarness(t, 0)
+	user := "anonymous" // the dev-mode caller
+	for i := range 200 {
+		it := gtc.NewItem("queue", fmt.Sprintf("item-%03d", i))
+		it.Bucket = "6f1c3d2e-0000-4000-8000-000000000001"
+		it.History = []gtc.HistoryEntry{{Role: "user", Msg: strings.Repeat("How do I rotate the keys? ", 20)}}
+		it.UpdatedAt = t0
+		at := t0.Add(time.Duration(i) * time.Second)
+		it.AssignedTo, it.AssignedAt = &user, &at
+		_, err := h.store.Items().Create(context.Background(), it)
+		require.NoError(t, err)
+	}
+	res := h.get("/v1/assignments/my")
+	require.Equal(t, http.StatusOK, res.Status)
+	assert.Empty(t, res.Header.Get("Content-Length"), "a long queue is chunked")
+	got := ids(t, res.Array(t))
+	require.Len(t, got, 200)
+	assert.Equal(t, "item-000", got[0], "oldest assignment first")
+	assert.Equal(t, "item-199", got[199])
+
+	g.failAt.Store(150)
+	resp, err := http.Get(h.srv.URL + "/v1/assignments/my")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	_, err = io.ReadAll(resp.Body)
+	assert.True(t, errors.Is(err, io.ErrUnexpectedEOF), "the body must not look complete: %v", err)
+}

@@ -298,7 +298,8 @@ func selfServeAssignments() op {
 func listMyAssignments() op {
 	return operation("listMyAssignments", "assignments", "The caller's queue",
 		"The drafts assigned to the caller, oldest assignment first, then by id. Skipped, approved "+
-			"and deleted items never appear.").
+			"and deleted items never appear. Streamed like the dataset list: a long answer is chunked, "+
+			"and a store failure after it has started drops the connection.").
 		ok(200, "The items, as a bare array; [] when the queue is empty.",
 			arr(ref("AgenticGroundTruthEntry-Output")), nil).
 		common().withStore()
