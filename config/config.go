@@ -99,6 +99,7 @@ type Config struct {
 	RecomputeBatchSize   int      `split_words:"true" default:"200" desc:"page size of recompute-tags (1-1000)"`
 	MaxConcurrentJobs    int      `split_words:"true" default:"2" desc:"background jobs running at once"`
 	JobRetention         Duration `split_words:"true" default:"24h" desc:"how long finished jobs stay readable"`
+	JobsMaxQueued        int      `split_words:"true" default:"16" desc:"jobs waiting for a slot beyond the running ones; more are refused with 429 JOBS_BUSY"`
 
 	// Curator UI, lists, import, sampling.
 	FrontendDir               string `split_words:"true" desc:"serve the built curator SPA from this directory"`
@@ -353,6 +354,9 @@ func (c *Config) Validate() Problems {
 		p = append(p, fmt.Sprintf("GTC_MAX_CONCURRENT_JOBS=%d: must be at least 1", c.MaxConcurrentJobs))
 	}
 	positive("GTC_JOB_RETENTION", c.JobRetention)
+	if c.JobsMaxQueued < 0 {
+		p = append(p, fmt.Sprintf("GTC_JOBS_MAX_QUEUED=%d: must be 0 (no job waits) or more", c.JobsMaxQueued))
+	}
 	if c.ManualTagsConfigPath != "" {
 		if _, err := os.Stat(c.ManualTagsConfigPath); err != nil {
 			p = append(p, fmt.Sprintf("GTC_MANUAL_TAGS_CONFIG_PATH=%q: %v", c.ManualTagsConfigPath, err))

@@ -36,7 +36,7 @@ var specNames = []string{
 	"GTC_COSMOS_REQUEST_TIMEOUT", "GTC_COSMOS_RETRY_TOTAL_ATTEMPTS", "GTC_COSMOS_RETRY_FIXED_INTERVAL", "GTC_COSMOS_PAGE_SIZE",
 	"GTC_COSMOS_LOG_QUERY_METRICS", "GTC_COSMOS_LOG_SLOW_QUERIES_ONLY", "GTC_COSMOS_SLOW_QUERY_RU_THRESHOLD",
 	"GTC_ALLOWED_MANUAL_TAGS", "GTC_MANUAL_TAGS_CONFIG_PATH", "GTC_TAG_VALIDATORS", "GTC_RECOMPUTE_BATCH_SIZE",
-	"GTC_MAX_CONCURRENT_JOBS", "GTC_JOB_RETENTION",
+	"GTC_MAX_CONCURRENT_JOBS", "GTC_JOB_RETENTION", "GTC_JOBS_MAX_QUEUED",
 	"GTC_FRONTEND_DIR", "GTC_FRONTEND_INDEX", "GTC_FRONTEND_CACHE_SECONDS",
 	"GTC_REQUIRE_REFERENCE_VISIT", "GTC_REQUIRE_KEY_PARAGRAPH", "GTC_SELF_SERVE_LIMIT", "GTC_SELF_SERVE_MAX", "GTC_TRUSTED_REFERENCE_DOMAINS",
 	"GTC_PAGINATION_MIN_LIMIT", "GTC_PAGINATION_MAX_LIMIT", "GTC_SAMPLING_ALLOCATION", "GTC_PII_DETECTION_ENABLED",
@@ -525,4 +525,24 @@ func TestAgentLimits(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+func TestJobsMaxQueued(t *testing.T) {
+	cleanEnv(t)
+	c, err := Load()
+	require.NoError(t, err)
+	assert.Equal(t, 16, c.JobsMaxQueued)
+	var b strings.Builder
+	require.NoError(t, c.Print(&b))
+	assert.Contains(t, b.String(), "GTC_JOBS_MAX_QUEUED=16\n")
+
+	t.Setenv("GTC_JOBS_MAX_QUEUED", "0")
+	c, err = Load()
+	require.NoError(t, err)
+	assert.Equal(t, 0, c.JobsMaxQueued, "0: only jobs that get a slot at once are accepted")
+
+	t.Setenv("GTC_JOBS_MAX_QUEUED", "-1")
+	_, err = Load()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "GTC_JOBS_MAX_QUEUED=-1: must be 0 (no job waits) or more")
 }

@@ -1,5 +1,7 @@
 package openapi
 
+import "strconv"
+
 // paths returns the path items of the documented operations, keyed by full path.
 func paths(prefix string) map[string]schema {
 	p := func(path string) string { return prefix + path }
@@ -265,7 +267,23 @@ func recomputeTags() op {
 		fails(507, "`INSUFFICIENT_STORAGE` (`async=false`): the server ran out of storage space and the "+
 			"recompute stopped; items already refreshed keep their new tags. An async job fails with the "+
 			"same code in its `error`.").
+		fails(429, "`JOBS_BUSY` (`async=true`): `GTC_MAX_CONCURRENT_JOBS` jobs are running and "+
+			"`GTC_JOBS_MAX_QUEUED` more are waiting; no job was made. `Retry-After` estimates when the queue "+
+			"has room: the mean run time of the last jobs divided by `GTC_MAX_CONCURRENT_JOBS`, between 1 and "+
+			"300 seconds (10 before any job has finished).").
+		retryAfter(429).
 		common().withStore()
+}
+
+// retryAfter adds the required Retry-After header to the answer of status.
+func (o op) retryAfter(status int) op {
+	r := o.responses()[strconv.Itoa(status)].(schema)
+	r["headers"] = schema{"Retry-After": schema{
+		"description": "Seconds to wait before retrying.",
+		"required":    true,
+		"schema":      integer().min(1),
+	}}
+	return o
 }
 
 // Jobs.

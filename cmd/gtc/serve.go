@@ -38,6 +38,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	jobs := gtc.NewJobs(gtc.SystemClock{}, cfg.MaxConcurrentJobs, cfg.JobRetention.D())
+	jobs.LimitQueue(cfg.JobsMaxQueued)
 	opts := serverOptions(cfg)
 	var observer api.RequestObserver
 	if a.metrics != nil {
