@@ -131,6 +131,8 @@ type Config struct {
 	ExportMaxConcurrent        int      `split_words:"true" default:"2" desc:"exports running at once per process (1-32)"`
 	ExportTimeout              Duration `split_words:"true" default:"30m" desc:"deadline of one export request"`
 	ExportInternalFields       string   `split_words:"true" default:"_etag,docType,assignedTo,assignedAt,updatedBy,createdBy,comment,tracePayload" desc:"top-level keys strip_internal removes (comma-separated)"`
+	ExportRetention            Age      `split_words:"true" default:"0" desc:"gtc serve deletes complete snapshots older than this (e.g. 30d), at startup and hourly; 0 keeps them"`
+	ExportMinFreeBytes         ByteSize `split_words:"true" default:"1GiB" desc:"artifact exports to local storage are refused (507) below this much free space; 0: no check"`
 
 	// Search.
 	SearchBackend      string `split_words:"true" default:"auto" desc:"auto, azure, references or none"`
@@ -565,6 +567,9 @@ func (c *Config) validateExport() Problems {
 	between("GTC_EXPORT_MAX_CONCURRENT", c.ExportMaxConcurrent, 1, 32)
 	if c.ExportTimeout <= 0 {
 		p = append(p, fmt.Sprintf("GTC_EXPORT_TIMEOUT=%s: must be a positive duration", c.ExportTimeout))
+	}
+	if r := c.ExportRetention.D(); r != 0 && r < time.Hour {
+		p = append(p, fmt.Sprintf("GTC_EXPORT_RETENTION=%s: must be 0 (keep snapshots) or at least 1h", c.ExportRetention))
 	}
 	switch c.ExportStorageBackend {
 	case "local":
