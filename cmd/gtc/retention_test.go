@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,4 +86,24 @@ func TestPrintConfigShowsTheLimits(t *testing.T) {
 	assert.Contains(t, out, "GTC_EXPORT_RETENTION=30d\n")
 	assert.Contains(t, out, "GTC_EXPORT_MIN_FREE_BYTES=268435456\n")
 	assert.Contains(t, out, "GTC_JOBS_MAX_QUEUED=16\n")
+}
+
+// On a real export disk with less room than GTC_EXPORT_MIN_FREE_BYTES (a 4 MiB tmpfs
+// against the 1 GiB default), an artifact export is answered 507 at once and leaves not
+// even a reservation.
+func TestSmallExportDiskRefusesArtifactsBeforeWriting(t *testing.T) {
+	exports := faultTmpfs(t, "4m")
+	s := startServer(t, env(t.TempDir(), "GTC_EXPORT_LOCAL_DIR="+exports))
+	items := []map[string]any{{"id": "ex-1", "datasetName": "exported",
+		"history": []map[string]any{{"role": "user", "msg": "question"}, {"role": "assistant", "msg": "answer"}}}}
+	code, body, _ := doJSON(t, http.MethodPost, s.base+"/v1/ground-truths", items, nil)
+	require.Equal(t, http.StatusOK, code, "%v", body)
+
+	artifact := map[string]any{"format": "jsonl", "filters": map[string]any{"status": ""}, "delivery": map[string]any{"mode": "artifact"}}
+	code, body, _ = doJSON(t, http.MethodPost, s.base+"/v1/ground-truths/snapshot", artifact, nil)
+	require.Equal(t, http.StatusInsufficientStorage, code, "%v", body)
+	assert.Equal(t, "INSUFFICIENT_STORAGE", body["code"])
+	assert.Regexp(t, `^Export storage has [0-9.]+ [KM]iB free, less than the 1.0 GiB kept free for the server`, body["detail"])
+	assert.Empty(t, faultExportFiles(t, exports), "nothing was written, not even a reservation")
+	s.logContains(t, `"msg":"artifact export refused: export storage is low on space"`)
 }
