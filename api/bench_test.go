@@ -20,6 +20,8 @@ import (
 
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/api"
+	"github.com/gtc-dev/gtc/export"
+	"github.com/gtc-dev/gtc/storage/localfs"
 	"github.com/gtc-dev/gtc/storage/sqlite"
 	"github.com/gtc-dev/gtc/tagging"
 )
@@ -150,13 +152,16 @@ func heapPeak(fn func()) uint64 {
 	return peak.Load()
 }
 
-// BenchmarkListDatasetLargeItems reads GET /v1/ground-truths/{datasetName} over 100 items of
-// about 1.4 MB each (140 MB of JSON), one request at a time and four at once, and reports
-// the peak of the live heap while the requests run (peak-MiB) next to the heap before them
-// (base-MiB). The answer is streamed, so the peak stays far below the size of the answer.
-func BenchmarkListDatasetLargeItems(b *testing.B) {
+// BenchmarkLargeItems reads answers over 100 items of about 1.4 MB each (140 MB of JSON):
+// GET /v1/ground-truths/{datasetName} one request at a time and four at once, and GET
+// /v1/ground-truths/snapshot (the curator frontend's "Export JSON"). It reports the peak of
+// the live heap while the requests run (peak-MiB) next to the heap before them (base-MiB):
+// the list is streamed and the snapshot spooled, and the store reads a few large items at a
+// time, so the peak stays far below the size of the answer.
+func BenchmarkLargeItems(b *testing.B) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(b.TempDir(), "gtc.db"), Synchronous: "NORMAL"})
+	dir := b.TempDir()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dir, "gtc.db"), Synchronous: "NORMAL"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -166,15 +171,26 @@ func BenchmarkListDatasetLargeItems(b *testing.B) {
 	for i := 0; i < 100; i++ {
 		it := gtc.NewItem("large", fmt.Sprintf("item-%03d", i))
 		it.Bucket = "6f1c3d2e-0000-4000-8000-000000000001"
+		it.Status = gtc.StatusApproved
 		it.History = []gtc.HistoryEntry{{Role: "user", Msg: "Summarise the key rotation runbook."}, {Role: "assistant", Msg: big}}
 		if _, err := st.Items().Create(ctx, it); err != nil {
 			b.Fatal(err)
 		}
 	}
-	srv := httptest.NewServer(api.New(api.Deps{Curator: cur}, api.Options{}).Handler())
+	arts, err := localfs.Open(filepath.Join(dir, "exports"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer arts.Close()
+	pr, fr := export.Builtins(nil)
+	exp, err := export.New(export.Config{Items: st.Items(), Artifacts: arts, Processors: pr, Formatters: fr, TempDir: filepath.Join(dir, "tmp")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(api.Deps{Curator: cur, Exporter: exp}, api.Options{}).Handler())
 	defer srv.Close()
-	get := func() int64 {
-		res, err := http.Get(srv.URL + "/v1/ground-truths/large")
+	get := func(path string) int64 {
+		res, err := http.Get(srv.URL + path)
 		if err != nil {
 			b.Error(err)
 			return 0
@@ -182,12 +198,20 @@ func BenchmarkListDatasetLargeItems(b *testing.B) {
 		defer res.Body.Close()
 		n, err := io.Copy(io.Discard, res.Body)
 		if err != nil || res.StatusCode != http.StatusOK {
-			b.Errorf("GET: %d %v", res.StatusCode, err)
+			b.Errorf("GET %s: %d %v", path, res.StatusCode, err)
 		}
 		return n
 	}
-	for _, clients := range []int{1, 4} {
-		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		path    string
+		clients int
+	}{
+		{"list/clients=1", "/v1/ground-truths/large", 1},
+		{"list/clients=4", "/v1/ground-truths/large", 4},
+		{"snapshot/clients=1", "/v1/ground-truths/snapshot", 1},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
 			var peak, base uint64
 			var body atomic.Int64
 			for b.Loop() {
@@ -196,8 +220,8 @@ func BenchmarkListDatasetLargeItems(b *testing.B) {
 				base = max(base, baseSample[0].Value.Uint64())
 				peak = max(peak, heapPeak(func() {
 					var wg sync.WaitGroup
-					for range clients {
-						wg.Go(func() { body.Store(get()) })
+					for range tc.clients {
+						wg.Go(func() { body.Store(get(tc.path)) })
 					}
 					wg.Wait()
 				}))
