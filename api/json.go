@@ -96,12 +96,11 @@ func (s *Server) streamItems(c echo.Context, seq iter.Seq2[*gtc.Item, error]) er
 		return err
 	}
 	n := 0
+	var failed error // the loop ends before the abort, so the store's iterator finishes cleanly
 	for it, err := range seq {
 		if err != nil {
-			if !started {
-				return err
-			}
-			s.abortStream(c, n, err)
+			failed = err
+			break
 		}
 		if n > 0 {
 			buf.WriteByte(',')
@@ -110,10 +109,16 @@ func (s *Server) streamItems(c echo.Context, seq iter.Seq2[*gtc.Item, error]) er
 		n++
 		if buf.Len() >= streamBuffer {
 			if err := send(); err != nil {
-				// The client has gone; stop reading the store.
-				s.abortStream(c, n, err)
+				failed = err // the client has gone; stop reading the store
+				break
 			}
 		}
+	}
+	switch {
+	case failed != nil && !started:
+		return failed
+	case failed != nil:
+		s.abortStream(c, n, failed)
 	}
 	buf.WriteByte(']')
 	if !started {
