@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"net/url"
@@ -111,18 +112,12 @@ func (l *lockedRand) intN(n int) int {
 	return l.r.IntN(n)
 }
 
-// MyAssignments lists the caller's queue: drafts assigned to them, oldest assignment first.
-func (c *Curator) MyAssignments(ctx context.Context) ([]*Item, error) {
+// MyAssignments streams the caller's queue: drafts assigned to them, oldest assignment
+// first, read page by page.
+func (c *Curator) MyAssignments(ctx context.Context) iter.Seq2[*Item, error] {
 	user := CallerFrom(ctx).UserID
 	q := Query{Filter: Filter{AssignedTo: &user, Statuses: []Status{StatusDraft}}, Sort: SortAssignedAt, Limit: MaxQueryLimit}
-	out := []*Item{}
-	for it, err := range c.store.Items().QueryAll(ctx, q) {
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, it)
-	}
-	return out, nil
+	return c.store.Items().QueryAll(ctx, q)
 }
 
 // SelfServe tops the caller's queue up to limit drafts (nil: the default limit; above the
@@ -138,9 +133,16 @@ func (c *Curator) SelfServe(ctx context.Context, limit *int) (*SelfServeResult, 
 	if opts.MaxLimit > 0 && n > opts.MaxLimit {
 		n = opts.MaxLimit
 	}
-	mine, err := c.MyAssignments(ctx)
-	if err != nil {
-		return nil, err
+	// Only the first n items of the queue matter; the rest of it is not read.
+	mine := []*Item{}
+	for it, err := range c.MyAssignments(ctx) {
+		if err != nil {
+			return nil, err
+		}
+		if len(mine) >= n {
+			break
+		}
+		mine = append(mine, it)
 	}
 	res := &SelfServeResult{Requested: n}
 	if len(mine) >= n {

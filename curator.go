@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -384,20 +385,14 @@ func (c *Curator) List(ctx context.Context, r ListRequest) (*ListPage, error) {
 	}, nil
 }
 
-// ListDataset streams every item of one dataset, newest update first (api.md §3.4.4).
-func (c *Curator) ListDataset(ctx context.Context, dataset string, status *Status) ([]*Item, error) {
+// ListDataset streams every item of one dataset, newest update first. The store reads it
+// page by page, so the caller holds one page at a time, however large the dataset.
+func (c *Curator) ListDataset(ctx context.Context, dataset string, status *Status) iter.Seq2[*Item, error] {
 	f := Filter{DatasetNames: []string{dataset}}
 	if status != nil {
 		f.Statuses = []Status{*status}
 	}
-	out := []*Item{}
-	for it, err := range c.store.Items().QueryAll(ctx, Query{Filter: f, Sort: SortRecent, Limit: MaxQueryLimit}) {
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, it)
-	}
-	return out, nil
+	return c.store.Items().QueryAll(ctx, Query{Filter: f, Sort: SortRecent, Limit: MaxQueryLimit})
 }
 
 // Stats counts items by status.

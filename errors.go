@@ -44,6 +44,7 @@ const (
 	CodeExportRecordInvalid    = "EXPORT_RECORD_INVALID"
 	CodeStorageError           = "STORAGE_ERROR"
 	CodeExportBusy             = "EXPORT_BUSY"
+	CodeJobsBusy               = "JOBS_BUSY"
 	// Agent tool invocation only (api.md §3.11): the body is not JSON, or not an object;
 	// the name is not a tool.
 	CodeMalformedJSON      = "MALFORMED_JSON"

@@ -6,6 +6,7 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -76,22 +77,30 @@ func (j Job) MarshalJSON() ([]byte, error) {
 // that a succeeded job shows.
 type JobFunc func(ctx context.Context, update func(JobProgress)) (any, error)
 
-// Jobs runs background jobs in the server process: at most max at once, the others queued
-// first in first out. Finished jobs stay readable for the retention period; a restart
-// forgets every job, and Close cancels the running ones.
+// DefaultMaxQueuedJobs is how many jobs may wait for a slot unless LimitQueue says otherwise
+// (GTC_JOBS_MAX_QUEUED).
+const DefaultMaxQueuedJobs = 16
+
+// Jobs runs background jobs in the server process: at most max at once, and at most
+// maxQueued more waiting for a slot, first in first out; beyond that Submit refuses the
+// job. Finished jobs stay readable for the retention period; a restart forgets every job,
+// and Close cancels the running ones.
 type Jobs struct {
 	clock     Clock
 	retention time.Duration
 	ctx       context.Context
 	cancel    context.CancelFunc
-	slots     chan struct{}
+	max       int
+	maxQueued int
 
 	onFinish func(Job)
 
-	mu    sync.Mutex
-	jobs  map[string]*jobEntry
-	queue []*jobEntry // FIFO of queued jobs
-	wg    sync.WaitGroup
+	mu      sync.Mutex
+	jobs    map[string]*jobEntry
+	queue   []*jobEntry     // FIFO of the jobs waiting for a slot
+	running int             // jobs holding a slot
+	recent  []time.Duration // run times of the last jobs that finished, oldest first
+	wg      sync.WaitGroup
 }
 
 type jobEntry struct {
@@ -99,16 +108,20 @@ type jobEntry struct {
 	fn  JobFunc
 }
 
-// NewJobs returns a job runner allowing max concurrent jobs and keeping finished jobs for
-// retention.
+// NewJobs returns a job runner allowing max concurrent jobs, DefaultMaxQueuedJobs waiting,
+// and keeping finished jobs for retention.
 func NewJobs(clock Clock, max int, retention time.Duration) *Jobs {
 	if max < 1 {
 		max = 1
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Jobs{clock: clock, retention: retention, ctx: ctx, cancel: cancel,
-		slots: make(chan struct{}, max), jobs: map[string]*jobEntry{}}
+		max: max, maxQueued: DefaultMaxQueuedJobs, jobs: map[string]*jobEntry{}}
 }
+
+// LimitQueue sets how many jobs may wait for a slot while every slot is taken (0: none may
+// wait). Set it before the first Submit.
+func (j *Jobs) LimitQueue(n int) { j.maxQueued = max(0, n) }
 
 var jobIDEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
 
@@ -127,38 +140,96 @@ func newJobID(now time.Time) string {
 // metrics count them). Set it before the first Submit.
 func (j *Jobs) OnFinish(fn func(Job)) { j.onFinish = fn }
 
-// Submit queues a job and returns its first snapshot.
-func (j *Jobs) Submit(typ, createdBy string, params any, fn JobFunc) Job {
-	now := j.clock.Now().UTC()
-	by := createdBy
-	e := &jobEntry{job: Job{ID: newJobID(now), Type: typ, Status: JobQueued, CreatedAt: now, CreatedBy: &by, Params: params}, fn: fn}
-	j.mu.Lock()
-	j.gcLocked(now)
-	j.jobs[e.job.ID] = e
-	j.queue = append(j.queue, e)
-	snap := e.job
-	j.mu.Unlock()
-	j.wg.Add(1)
-	go j.run()
-	return snap
+// JobsBusyError refuses a job because every slot is taken and the queue is full. It wraps
+// the JOBS_BUSY *Error; RetryAfter estimates when the queue will have room again.
+type JobsBusyError struct {
+	RetryAfter time.Duration
+	err        *Error
 }
 
-// run waits for a slot, then runs the oldest queued job.
-func (j *Jobs) run() {
-	defer j.wg.Done()
-	select {
-	case j.slots <- struct{}{}:
-	case <-j.ctx.Done():
-		return
-	}
-	defer func() { <-j.slots }()
+func (e *JobsBusyError) Error() string { return e.err.Error() }
+
+// Unwrap returns the JOBS_BUSY *Error.
+func (e *JobsBusyError) Unwrap() error { return e.err }
+
+// Submit queues a job and returns its first snapshot. When every slot is taken and
+// maxQueued jobs already wait, nothing is queued and the error is a *JobsBusyError.
+func (j *Jobs) Submit(typ, createdBy string, params any, fn JobFunc) (Job, error) {
+	now := j.clock.Now().UTC()
 	j.mu.Lock()
-	if len(j.queue) == 0 {
+	defer j.mu.Unlock()
+	j.gcLocked(now)
+	if j.running >= j.max && len(j.queue) >= j.maxQueued {
+		return Job{}, &JobsBusyError{RetryAfter: j.retryAfterLocked(), err: &Error{Code: CodeJobsBusy,
+			Message: fmt.Sprintf("The job queue is full: %d jobs are running and %d are waiting; retry later", j.running, len(j.queue))}}
+	}
+	by := createdBy
+	e := &jobEntry{job: Job{ID: newJobID(now), Type: typ, Status: JobQueued, CreatedAt: now, CreatedBy: &by, Params: params}, fn: fn}
+	j.jobs[e.job.ID] = e
+	if j.running < j.max {
+		j.running++
+		j.wg.Add(1)
+		go j.work(e)
+	} else {
+		j.queue = append(j.queue, e)
+	}
+	return e.job, nil
+}
+
+// retryAfterLocked estimates how long until a queued job takes a slot, and so the queue has
+// room: while every slot is busy one frees about every (mean run time ÷ slots). The mean is
+// over the last recentJobs finished jobs; before any has finished the estimate is 10 s. It
+// is rounded up to whole seconds and kept between 1 s and 5 min.
+func (j *Jobs) retryAfterLocked() time.Duration {
+	if len(j.recent) == 0 {
+		return 10 * time.Second
+	}
+	var sum time.Duration
+	for _, d := range j.recent {
+		sum += d
+	}
+	est := sum / time.Duration(len(j.recent)*j.max)
+	secs := (est + time.Second - 1) / time.Second // rounded up
+	return min(max(secs, 1), 300) * time.Second
+}
+
+// recentJobs is how many run times the Retry-After estimate averages.
+const recentJobs = 16
+
+// work runs e in the slot it was given, then the oldest queued jobs, until the queue is
+// empty or the runner is closed; then it gives the slot back.
+func (j *Jobs) work(e *jobEntry) {
+	defer j.wg.Done()
+	for e != nil && j.ctx.Err() == nil {
+		j.runOne(e)
+		e = j.next()
+	}
+	if e != nil {
+		// Closed before e could start: it stays queued, as the queue does.
+		j.mu.Lock()
+		j.running--
 		j.mu.Unlock()
-		return
+	}
+}
+
+// next takes the oldest queued job for a slot that has just become free, or gives the slot
+// back when no job waits or the runner is closed.
+func (j *Jobs) next() *jobEntry {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(j.queue) == 0 || j.ctx.Err() != nil {
+		j.running--
+		return nil
 	}
 	e := j.queue[0]
+	j.queue[0] = nil
 	j.queue = j.queue[1:]
+	return e
+}
+
+// runOne runs one job in the slot the caller holds.
+func (j *Jobs) runOne(e *jobEntry) {
+	j.mu.Lock()
 	now := j.clock.Now().UTC()
 	e.job.Status = JobRunning
 	e.job.StartedAt = &now
@@ -184,6 +255,10 @@ func (j *Jobs) run() {
 		e.job.Status = JobSucceeded
 		e.job.Result = result
 	}
+	if len(j.recent) == recentJobs {
+		j.recent = j.recent[1:]
+	}
+	j.recent = append(j.recent, done.Sub(now))
 	final := e.job
 	j.mu.Unlock()
 	span.SetAttributes(attribute.Int("gtc.job.processed", final.Progress.Processed), attribute.Int("gtc.job.updated", final.Progress.Updated),

@@ -33,11 +33,7 @@ func (s *Server) handleSelfServe(c echo.Context) error {
 }
 
 func (s *Server) handleMyAssignments(c echo.Context) error {
-	items, err := s.cur.MyAssignments(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	return writeItems(c, items)
+	return s.streamItems(c, s.cur.MyAssignments(c.Request().Context()))
 }
 
 func (s *Server) handleAssignmentPut(c echo.Context) error {

@@ -10,12 +10,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/api"
+	"github.com/gtc-dev/gtc/export"
+	"github.com/gtc-dev/gtc/storage/localfs"
 	"github.com/gtc-dev/gtc/storage/sqlite"
 	"github.com/gtc-dev/gtc/tagging"
 )
@@ -113,3 +119,118 @@ func BenchmarkPutTagWork(b *testing.B) {
 		})
 	}
 }
+
+// heapPeak samples the live heap every 5 ms while fn runs and returns the peak in bytes.
+func heapPeak(fn func()) uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak atomic.Uint64
+	read := func() {
+		metrics.Read(sample)
+		if v := sample[0].Value.Uint64(); v > peak.Load() {
+			peak.Store(v)
+		}
+	}
+	runtime.GC()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				read()
+			}
+		}
+	})
+	fn()
+	close(done)
+	wg.Wait()
+	read()
+	return peak.Load()
+}
+
+// BenchmarkLargeItems reads answers over 100 items of about 1.4 MB each (140 MB of JSON):
+// GET /v1/ground-truths/{datasetName} one request at a time and four at once, and GET
+// /v1/ground-truths/snapshot (the curator frontend's "Export JSON"). It reports the peak of
+// the live heap while the requests run (peak-MiB) next to the heap before them (base-MiB):
+// the list is streamed and the snapshot spooled, and the store reads a few large items at a
+// time, so the peak stays far below the size of the answer.
+func BenchmarkLargeItems(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(dir, "gtc.db"), Synchronous: "NORMAL"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	cur := gtc.NewCurator(gtc.CuratorDeps{Store: st, Tagger: keepTagger{}, IDs: gtc.NewIDGenerator(rand.Reader)})
+	big := strings.Repeat("The signing keys rotate every ninety days; follow the runbook. ", 1400_000/64)
+	for i := 0; i < 100; i++ {
+		it := gtc.NewItem("large", fmt.Sprintf("item-%03d", i))
+		it.Bucket = "6f1c3d2e-0000-4000-8000-000000000001"
+		it.Status = gtc.StatusApproved
+		it.History = []gtc.HistoryEntry{{Role: "user", Msg: "Summarise the key rotation runbook."}, {Role: "assistant", Msg: big}}
+		if _, err := st.Items().Create(ctx, it); err != nil {
+			b.Fatal(err)
+		}
+	}
+	arts, err := localfs.Open(filepath.Join(dir, "exports"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer arts.Close()
+	pr, fr := export.Builtins(nil)
+	exp, err := export.New(export.Config{Items: st.Items(), Artifacts: arts, Processors: pr, Formatters: fr, TempDir: filepath.Join(dir, "tmp")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(api.Deps{Curator: cur, Exporter: exp}, api.Options{}).Handler())
+	defer srv.Close()
+	get := func(path string) int64 {
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			b.Error(err)
+			return 0
+		}
+		defer res.Body.Close()
+		n, err := io.Copy(io.Discard, res.Body)
+		if err != nil || res.StatusCode != http.StatusOK {
+			b.Errorf("GET %s: %d %v", path, res.StatusCode, err)
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		name    string
+		path    string
+		clients int
+	}{
+		{"list/clients=1", "/v1/ground-truths/large", 1},
+		{"list/clients=4", "/v1/ground-truths/large", 4},
+		{"snapshot/clients=1", "/v1/ground-truths/snapshot", 1},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var peak, base uint64
+			var body atomic.Int64
+			for b.Loop() {
+				runtime.GC()
+				metrics.Read(baseSample)
+				base = max(base, baseSample[0].Value.Uint64())
+				peak = max(peak, heapPeak(func() {
+					var wg sync.WaitGroup
+					for range tc.clients {
+						wg.Go(func() { body.Store(get(tc.path)) })
+					}
+					wg.Wait()
+				}))
+			}
+			b.ReportMetric(float64(body.Load())/(1<<20), "body-MiB")
+			b.ReportMetric(float64(base)/(1<<20), "base-MiB")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+		})
+	}
+}
+
+var baseSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}

@@ -47,6 +47,7 @@ var statusOf = map[string]int{
 	gtc.CodeExportRecordInvalid:    http.StatusBadRequest,
 	gtc.CodeStorageError:           http.StatusInternalServerError,
 	gtc.CodeExportBusy:             http.StatusServiceUnavailable,
+	gtc.CodeJobsBusy:               http.StatusTooManyRequests,
 	gtc.CodeMalformedJSON:          http.StatusBadRequest,
 	gtc.CodeToolInputNotObject:     http.StatusBadRequest,
 	gtc.CodeUnknownTool:            http.StatusNotFound,

@@ -143,11 +143,7 @@ func (s *Server) handleListDataset(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	items, err := s.cur.ListDataset(c.Request().Context(), ds, status)
-	if err != nil {
-		return err
-	}
-	return writeItems(c, items)
+	return s.streamItems(c, s.cur.ListDataset(c.Request().Context(), ds, status))
 }
 
 func (s *Server) handleStats(c echo.Context) error {

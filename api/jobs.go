@@ -2,7 +2,10 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -34,11 +37,17 @@ func (s *Server) handleRecompute(c echo.Context) error {
 	if err := caller.Require(jobRole(JobRecomputeTags), "the job "+JobRecomputeTags); err != nil {
 		return err
 	}
-	job := s.jobs.Submit("recompute-tags", caller.UserID, params, func(ctx context.Context, update func(gtc.JobProgress)) (any, error) {
+	job, err := s.jobs.Submit(JobRecomputeTags, caller.UserID, params, func(ctx context.Context, update func(gtc.JobProgress)) (any, error) {
 		res, err := s.cur.RecomputeTags(ctx, req, gtc.RecomputeHooks{Progress: update})
 		s.recomputed(res)
 		return res, err
 	})
+	if busy, ok := errors.AsType[*gtc.JobsBusyError](err); ok {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(busy.RetryAfter/time.Second)))
+	}
+	if err != nil {
+		return err
+	}
 	c.Response().Header().Set(echo.HeaderLocation, s.opts.Prefix+"/jobs/"+job.ID)
 	return writeJSON(c, http.StatusAccepted, job)
 }

@@ -2,7 +2,10 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"iter"
 	"net/http"
 	"strconv"
 
@@ -63,4 +66,79 @@ func appendItems(buf *bytes.Buffer, items []*gtc.Item) {
 		it.AppendAPIJSON(buf)
 	}
 	buf.WriteByte(']')
+}
+
+// streamBuffer is how many bytes of a streamed item array are held before they are sent.
+const streamBuffer = 64 << 10
+
+// streamItems answers with a bare JSON array of the items seq yields, the same bytes as
+// writeItems. Each item is encoded as it arrives and the encoded bytes go out in chunks of
+// about streamBuffer, so the answer is never held whole: memory is one store page and one
+// buffer, however many items there are. An answer that fits in the buffer is sent whole
+// with Content-Length; a longer one is chunked.
+//
+// An error before the first chunk is an ordinary error answer. After it the status line is
+// out, so the connection is dropped instead (http.ErrAbortHandler) and the client sees a
+// cut body, never a complete-looking array.
+func (s *Server) streamItems(c echo.Context, seq iter.Seq2[*gtc.Item, error]) error {
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	res := c.Response()
+	started := false
+	send := func() error {
+		if !started {
+			res.Header().Set(echo.HeaderContentType, "application/json")
+			res.WriteHeader(http.StatusOK)
+			started = true
+		}
+		_, err := res.Write(buf.Bytes())
+		buf.Reset()
+		return err
+	}
+	n := 0
+	var failed error // the loop ends before the abort, so the store's iterator finishes cleanly
+	for it, err := range seq {
+		if err != nil {
+			failed = err
+			break
+		}
+		if n > 0 {
+			buf.WriteByte(',')
+		}
+		it.AppendAPIJSON(&buf)
+		n++
+		if buf.Len() >= streamBuffer {
+			if err := send(); err != nil {
+				failed = err // the client has gone; stop reading the store
+				break
+			}
+		}
+	}
+	switch {
+	case failed != nil && !started:
+		return failed
+	case failed != nil:
+		s.abortStream(c, n, failed)
+	}
+	buf.WriteByte(']')
+	if !started {
+		return writeRaw(c, http.StatusOK, buf.Bytes())
+	}
+	if err := send(); err != nil {
+		s.abortStream(c, n, err)
+	}
+	return nil
+}
+
+// abortStream ends a streamed answer that cannot be finished by dropping the connection.
+// A store failure is logged as an error; a client that went away (or the request deadline)
+// only as a warning.
+func (s *Server) abortStream(c echo.Context, items int, err error) {
+	ctx := c.Request().Context()
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		s.log.WarnContext(ctx, "item list stream stopped", "request_id", requestID(c), "items", items, "err", err)
+	} else {
+		s.log.ErrorContext(ctx, "item list stream aborted", "request_id", requestID(c), "items", items, "err", err)
+	}
+	panic(http.ErrAbortHandler)
 }

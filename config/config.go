@@ -104,6 +104,7 @@ type Config struct {
 	RecomputeBatchSize   int      `split_words:"true" default:"200" desc:"page size of recompute-tags (1-1000)"`
 	MaxConcurrentJobs    int      `split_words:"true" default:"2" desc:"background jobs running at once"`
 	JobRetention         Duration `split_words:"true" default:"24h" desc:"how long finished jobs stay readable"`
+	JobsMaxQueued        int      `split_words:"true" default:"16" desc:"jobs waiting for a slot beyond the running ones; more are refused with 429 JOBS_BUSY"`
 
 	// Curator UI, lists, import, sampling.
 	FrontendDir               string `split_words:"true" desc:"serve the built curator SPA from this directory"`
@@ -135,6 +136,8 @@ type Config struct {
 	ExportMaxConcurrent        int      `split_words:"true" default:"2" desc:"exports running at once per process (1-32)"`
 	ExportTimeout              Duration `split_words:"true" default:"30m" desc:"deadline of one export request"`
 	ExportInternalFields       string   `split_words:"true" default:"_etag,docType,assignedTo,assignedAt,updatedBy,createdBy,comment,tracePayload" desc:"top-level keys strip_internal removes (comma-separated)"`
+	ExportRetention            Age      `split_words:"true" default:"0" desc:"gtc serve deletes complete snapshots older than this (e.g. 30d), at startup and hourly; 0 keeps them"`
+	ExportMinFreeBytes         ByteSize `split_words:"true" default:"1GiB" desc:"artifact exports to local storage are refused (507) below this much free space; 0: no check"`
 
 	// Search.
 	SearchBackend      string `split_words:"true" default:"auto" desc:"auto, azure, references or none"`
@@ -365,6 +368,9 @@ func (c *Config) Validate() Problems {
 		p = append(p, fmt.Sprintf("GTC_MAX_CONCURRENT_JOBS=%d: must be at least 1", c.MaxConcurrentJobs))
 	}
 	positive("GTC_JOB_RETENTION", c.JobRetention)
+	if c.JobsMaxQueued < 0 {
+		p = append(p, fmt.Sprintf("GTC_JOBS_MAX_QUEUED=%d: must be 0 (no job waits) or more", c.JobsMaxQueued))
+	}
 	if c.ManualTagsConfigPath != "" {
 		if _, err := os.Stat(c.ManualTagsConfigPath); err != nil {
 			p = append(p, fmt.Sprintf("GTC_MANUAL_TAGS_CONFIG_PATH=%q: %v", c.ManualTagsConfigPath, err))
@@ -573,6 +579,9 @@ func (c *Config) validateExport() Problems {
 	between("GTC_EXPORT_MAX_CONCURRENT", c.ExportMaxConcurrent, 1, 32)
 	if c.ExportTimeout <= 0 {
 		p = append(p, fmt.Sprintf("GTC_EXPORT_TIMEOUT=%s: must be a positive duration", c.ExportTimeout))
+	}
+	if r := c.ExportRetention.D(); r != 0 && r < time.Hour {
+		p = append(p, fmt.Sprintf("GTC_EXPORT_RETENTION=%s: must be 0 (keep snapshots) or at least 1h", c.ExportRetention))
 	}
 	switch c.ExportStorageBackend {
 	case "local":

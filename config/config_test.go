@@ -39,7 +39,7 @@ var specNames = []string{
 	"GTC_COSMOS_REQUEST_TIMEOUT", "GTC_COSMOS_RETRY_TOTAL_ATTEMPTS", "GTC_COSMOS_RETRY_FIXED_INTERVAL", "GTC_COSMOS_PAGE_SIZE",
 	"GTC_COSMOS_LOG_QUERY_METRICS", "GTC_COSMOS_LOG_SLOW_QUERIES_ONLY", "GTC_COSMOS_SLOW_QUERY_RU_THRESHOLD",
 	"GTC_ALLOWED_MANUAL_TAGS", "GTC_MANUAL_TAGS_CONFIG_PATH", "GTC_TAG_VALIDATORS", "GTC_RECOMPUTE_BATCH_SIZE",
-	"GTC_MAX_CONCURRENT_JOBS", "GTC_JOB_RETENTION",
+	"GTC_MAX_CONCURRENT_JOBS", "GTC_JOB_RETENTION", "GTC_JOBS_MAX_QUEUED",
 	"GTC_FRONTEND_DIR", "GTC_FRONTEND_INDEX", "GTC_FRONTEND_CACHE_SECONDS",
 	"GTC_REQUIRE_REFERENCE_VISIT", "GTC_REQUIRE_KEY_PARAGRAPH", "GTC_SELF_SERVE_LIMIT", "GTC_SELF_SERVE_MAX", "GTC_TRUSTED_REFERENCE_DOMAINS",
 	"GTC_PAGINATION_MIN_LIMIT", "GTC_PAGINATION_MAX_LIMIT", "GTC_SAMPLING_ALLOCATION", "GTC_PII_DETECTION_ENABLED",
@@ -47,7 +47,7 @@ var specNames = []string{
 	"GTC_EXPORT_PROCESSOR_ORDER", "GTC_EXPORT_STORAGE_BACKEND", "GTC_EXPORT_LOCAL_DIR", "GTC_EXPORT_BLOB_ACCOUNT_URL",
 	"GTC_EXPORT_BLOB_CONTAINER", "GTC_EXPORT_BLOB_CONNECTION_STRING", "GTC_EXPORT_BLOB_ACCOUNT_KEY", "GTC_EXPORT_BLOB_ACCOUNT_NAME",
 	"GTC_EXPORT_BLOB_CREATE_CONTAINER", "GTC_EXPORT_PAGE_SIZE", "GTC_EXPORT_WRITE_CONCURRENCY", "GTC_EXPORT_MAX_CONCURRENT",
-	"GTC_EXPORT_TIMEOUT", "GTC_EXPORT_INTERNAL_FIELDS",
+	"GTC_EXPORT_TIMEOUT", "GTC_EXPORT_INTERNAL_FIELDS", "GTC_EXPORT_RETENTION", "GTC_EXPORT_MIN_FREE_BYTES",
 	"GTC_SEARCH_BACKEND", "GTC_AZ_SEARCH_ENDPOINT", "GTC_AZ_SEARCH_INDEX", "GTC_AZ_SEARCH_KEY", "GTC_AZ_SEARCH_API_VERSION",
 	"GTC_SEARCH_FIELD_URL", "GTC_SEARCH_FIELD_TITLE", "GTC_SEARCH_FIELD_CHUNK",
 	"GTC_AGENT_TOOLS_ENABLED", "GTC_AGENT_MCP_ENABLED", "GTC_AGENT_MAX_ITEMS", "GTC_AGENT_PREVIEW_TTL",
@@ -581,4 +581,70 @@ func TestRoleSettings(t *testing.T) {
 		require.Len(t, c.Warnings(), 1)
 		assert.Contains(t, c.Warnings()[0], "GTC_AGENT_WRITE_ROLES=tagger: agent tag executions need the curator role")
 	})
+}
+
+func TestJobsMaxQueued(t *testing.T) {
+	cleanEnv(t)
+	c, err := Load()
+	require.NoError(t, err)
+	assert.Equal(t, 16, c.JobsMaxQueued)
+	var b strings.Builder
+	require.NoError(t, c.Print(&b))
+	assert.Contains(t, b.String(), "GTC_JOBS_MAX_QUEUED=16\n")
+
+	t.Setenv("GTC_JOBS_MAX_QUEUED", "0")
+	c, err = Load()
+	require.NoError(t, err)
+	assert.Equal(t, 0, c.JobsMaxQueued, "0: only jobs that get a slot at once are accepted")
+
+	t.Setenv("GTC_JOBS_MAX_QUEUED", "-1")
+	_, err = Load()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "GTC_JOBS_MAX_QUEUED=-1: must be 0 (no job waits) or more")
+}
+
+func TestExportRetentionAndMinFree(t *testing.T) {
+	cleanEnv(t)
+	c, err := Load()
+	require.NoError(t, err)
+	assert.Equal(t, time.Duration(0), c.ExportRetention.D(), "snapshots are kept unless a retention is set")
+	assert.EqualValues(t, 1<<30, c.ExportMinFreeBytes)
+	var b strings.Builder
+	require.NoError(t, c.Print(&b))
+	assert.Contains(t, b.String(), "GTC_EXPORT_RETENTION=0\n")
+	assert.Contains(t, b.String(), "GTC_EXPORT_MIN_FREE_BYTES=1073741824\n")
+
+	for in, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "36h": 36 * time.Hour, " 2d ": 48 * time.Hour, "0": 0} {
+		t.Setenv("GTC_EXPORT_RETENTION", in)
+		c, err = Load()
+		require.NoError(t, err, in)
+		assert.Equal(t, want, c.ExportRetention.D(), in)
+	}
+	t.Setenv("GTC_EXPORT_RETENTION", "30d")
+	c, err = Load()
+	require.NoError(t, err)
+	b.Reset()
+	require.NoError(t, c.Print(&b))
+	assert.Contains(t, b.String(), "GTC_EXPORT_RETENTION=30d\n")
+
+	for in, want := range map[string]uint64{"256MiB": 256 << 20, "1GiB": 1 << 30, "500MB": 500_000_000, "4096": 4096, "0": 0} {
+		t.Setenv("GTC_EXPORT_MIN_FREE_BYTES", in)
+		c, err = Load()
+		require.NoError(t, err, in)
+		assert.EqualValues(t, want, c.ExportMinFreeBytes, in)
+	}
+
+	for _, tc := range []struct{ name, val, want string }{
+		{"GTC_EXPORT_RETENTION", "30", `GTC_EXPORT_RETENTION="30": expected a duration such as 30d or 720h, or 0 for no limit`},
+		{"GTC_EXPORT_RETENTION", "-1d", `GTC_EXPORT_RETENTION="-1d": expected a duration such as 30d or 720h`},
+		{"GTC_EXPORT_RETENTION", "10m", "GTC_EXPORT_RETENTION=10m0s: must be 0 (keep snapshots) or at least 1h"},
+		{"GTC_EXPORT_MIN_FREE_BYTES", "lots", `GTC_EXPORT_MIN_FREE_BYTES="lots": expected a size such as 1GiB, 256MiB or a number of bytes`},
+		{"GTC_EXPORT_MIN_FREE_BYTES", "-5", `GTC_EXPORT_MIN_FREE_BYTES="-5": expected a size`},
+	} {
+		cleanEnv(t)
+		t.Setenv(tc.name, tc.val)
+		_, err := Load()
+		require.Error(t, err, tc.val)
+		assert.Contains(t, err.Error(), tc.want)
+	}
 }

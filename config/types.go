@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dustin/go-humanize"
 )
 
 // CSV is a comma-separated list: entries trimmed of ASCII whitespace, empties dropped.
@@ -48,6 +50,67 @@ func (d *Duration) Decode(v string) error {
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
 func (d Duration) String() string { return time.Duration(d).String() }
+
+// Age is a retention period: a Go duration ("720h", "90m") or whole days ("30d"); "0" means
+// no limit. Unlike Duration, a plain number other than 0 is refused, so "30" cannot be
+// taken for 30 seconds.
+type Age time.Duration
+
+// Decode implements envconfig.Decoder.
+func (a *Age) Decode(v string) error {
+	v = strings.TrimSpace(v)
+	bad := fmt.Errorf("expected a duration such as 30d or 720h, or 0 for no limit")
+	if v == "0" {
+		*a = 0
+		return nil
+	}
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, err := strconv.ParseUint(days, 10, 16)
+		if err != nil {
+			return bad
+		}
+		*a = Age(time.Duration(n) * 24 * time.Hour)
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return bad
+	}
+	*a = Age(d)
+	return nil
+}
+
+// D returns the value as a time.Duration.
+func (a Age) D() time.Duration { return time.Duration(a) }
+
+// String writes whole days as "30d", else a Go duration; "0" for no limit.
+func (a Age) String() string {
+	d := time.Duration(a)
+	switch {
+	case d == 0:
+		return "0"
+	case d%(24*time.Hour) == 0:
+		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
+	}
+	return d.String()
+}
+
+// ByteSize is a number of bytes, plain ("1073741824") or with a unit ("256MiB", "1GiB",
+// "500MB"; IEC units are powers of 1024, SI units of 1000).
+type ByteSize uint64
+
+// Decode implements envconfig.Decoder.
+func (b *ByteSize) Decode(v string) error {
+	n, err := humanize.ParseBytes(strings.TrimSpace(v))
+	if err != nil {
+		return fmt.Errorf("expected a size such as 1GiB, 256MiB or a number of bytes")
+	}
+	*b = ByteSize(n)
+	return nil
+}
+
+// String writes the exact number of bytes.
+func (b ByteSize) String() string { return strconv.FormatUint(uint64(b), 10) }
 
 // Bool accepts true/false/1/0/t/f in any case.
 type Bool bool

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dustin/go-humanize"
+
 	"github.com/gtc-dev/gtc"
 )
 
@@ -182,6 +184,9 @@ func (x *Exporter) Artifact(ctx context.Context, plan *Plan) (ar ArtifactResult,
 	if x.artifacts == nil {
 		return ar, errors.New("export: no artifact storage configured")
 	}
+	if err := x.checkFreeSpace(ctx); err != nil {
+		return ar, err
+	}
 	rctx, span := startSpan(ctx, spanReserve)
 	id, err := x.reserve(rctx, ar.SnapshotAt)
 	if span.IsRecording() && id != "" {
@@ -223,6 +228,39 @@ func (x *Exporter) Artifact(ctx context.Context, plan *Plan) (ar ArtifactResult,
 	}
 	x.snapshots.markComplete(id)
 	return ar, nil
+}
+
+// FreeSpacer is implemented by export storage on a local file system: FreeBytes reports
+// how many bytes the server may still write there (errors.ErrUnsupported where the
+// platform cannot tell). Blob Storage does not implement it.
+type FreeSpacer interface {
+	FreeBytes() (uint64, error)
+}
+
+// checkFreeSpace refuses an artifact export before anything is written when local export
+// storage has less than MinFreeBytes free: by default that disk also holds the database,
+// which must keep room to write.
+func (x *Exporter) checkFreeSpace(ctx context.Context) error {
+	fs, ok := x.artifacts.(FreeSpacer)
+	if !ok || x.minFree == 0 {
+		return nil
+	}
+	free, err := fs.FreeBytes()
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return nil
+	case err != nil:
+		// Not knowing is no reason to refuse; a full disk still fails the write itself.
+		x.log.WarnContext(ctx, "could not read the free space of export storage; exporting anyway", "err", err)
+		return nil
+	case free >= x.minFree:
+		return nil
+	}
+	x.log.WarnContext(ctx, "artifact export refused: export storage is low on space", "free_bytes", free, "min_free_bytes", x.minFree)
+	return &gtc.Error{Code: gtc.CodeInsufficientStorage, Message: fmt.Sprintf(
+		"Export storage has %s free, less than the %s kept free for the server (GTC_EXPORT_MIN_FREE_BYTES); "+
+			"nothing was written. Free disk space or prune old snapshots, then retry.",
+		humanize.IBytes(free), humanize.IBytes(x.minFree))}
 }
 
 // reserve takes the first free snapshot id of snapshotAt, snapshotAt-2, snapshotAt-3, …

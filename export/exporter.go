@@ -34,6 +34,10 @@ type Config struct {
 	Log              *slog.Logger
 	// Observer is told of every finished Stream, Attachment and Artifact (nil: nobody).
 	Observer Observer
+	// MinFreeBytes refuses an artifact export before it starts when export storage that
+	// reports its free space (FreeSpacer: local disk) has less (GTC_EXPORT_MIN_FREE_BYTES;
+	// 0: no check).
+	MinFreeBytes uint64
 }
 
 // Exporter runs exports: the pipeline of export-storage-migration.md §1 from the item store
@@ -50,6 +54,7 @@ type Exporter struct {
 	writers      int
 	busyWait     time.Duration
 	tmp          string
+	minFree      uint64
 	log          *slog.Logger
 	slots        chan struct{}
 	snapshots    *snapshotCache
@@ -90,7 +95,7 @@ func New(c Config) (*Exporter, error) {
 		items: c.Items, artifacts: c.Artifacts, clock: c.Clock,
 		processors: c.Processors, formatters: c.Formatters, defaultChain: c.DefaultChain,
 		pageSize: c.PageSize, writers: c.WriteConcurrency, busyWait: c.BusyWait,
-		tmp: c.TempDir, log: c.Log,
+		tmp: c.TempDir, minFree: c.MinFreeBytes, log: c.Log,
 		slots:     make(chan struct{}, c.MaxConcurrent),
 		snapshots: newSnapshotCache(4096),
 		observer:  c.Observer,

@@ -575,11 +575,41 @@ type Pruned struct {
 
 // Prune deletes the snapshot directories that match opts and lists them.
 func (x *Exporter) Prune(ctx context.Context, opts PruneOptions) ([]Pruned, error) {
+	return x.prune(ctx, opts.DryRun, func(complete bool) (time.Duration, bool) {
+		if complete {
+			return opts.OlderThan, opts.Complete
+		}
+		return opts.OlderThan, opts.Incomplete
+	})
+}
+
+// RetainOptions are the ages past which Retain deletes snapshots.
+type RetainOptions struct {
+	Complete   time.Duration // complete snapshots, by their manifest's time; 0 keeps them
+	Incomplete time.Duration // snapshots without a manifest, by their reservation's time; 0 keeps them
+}
+
+// Retain deletes, in one pass over the snapshots, the complete ones older than
+// opts.Complete and the incomplete ones older than opts.Incomplete (an export that failed
+// or was interrupted leaves its reservation behind), and lists them. gtc serve runs it at
+// startup and hourly.
+func (x *Exporter) Retain(ctx context.Context, opts RetainOptions) ([]Pruned, error) {
+	return x.prune(ctx, false, func(complete bool) (time.Duration, bool) {
+		if complete {
+			return opts.Complete, opts.Complete > 0
+		}
+		return opts.Incomplete, opts.Incomplete > 0
+	})
+}
+
+// prune deletes the snapshot directories that rule selects: for a complete or an
+// incomplete snapshot, whether such snapshots go at all and past which age.
+func (x *Exporter) prune(ctx context.Context, dryRun bool, rule func(complete bool) (time.Duration, bool)) ([]Pruned, error) {
 	ids, err := x.snapshotIDs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cutoff := x.clock.Now().Add(-opts.OlderThan)
+	now := x.clock.Now()
 	var out []Pruned
 	for _, id := range ids {
 		dir := SnapshotDir(id) + "/"
@@ -587,6 +617,10 @@ func (x *Exporter) Prune(ctx context.Context, opts PruneOptions) ([]Pruned, erro
 		complete := err == nil
 		if err != nil && !errors.Is(err, gtc.ErrArtifactNotFound) {
 			return out, storageRead(err)
+		}
+		age, selected := rule(complete)
+		if !selected {
+			continue
 		}
 		if !complete {
 			if info, err = x.artifacts.Stat(ctx, dir+reservedName); err != nil {
@@ -596,11 +630,11 @@ func (x *Exporter) Prune(ctx context.Context, opts PruneOptions) ([]Pruned, erro
 				return out, storageRead(err)
 			}
 		}
-		if complete && !opts.Complete || !complete && !opts.Incomplete || !info.LastModified.Before(cutoff) {
+		if !info.LastModified.Before(now.Add(-age)) {
 			continue
 		}
 		p := Pruned{SnapshotID: id, Complete: complete, Modified: info.LastModified}
-		if !opts.DryRun {
+		if !dryRun {
 			x.snapshots.forget(id)
 			n, err := x.artifacts.DeletePrefix(ctx, dir)
 			if err != nil {

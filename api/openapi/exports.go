@@ -140,7 +140,9 @@ func exportErrors(o op) op {
 			"(`Too many exports are running; retry later`, with `Retry-After: 10`) when "+
 			"`GTC_EXPORT_MAX_CONCURRENT` exports are running and none ends within 5 s.").
 		fails(507, "`INSUFFICIENT_STORAGE`: export storage (an artifact) or the server's temporary space "+
-			"(an attachment) is out of space; nothing partial is kept or sent.")
+			"(an attachment) is out of space; nothing partial is kept or sent. An artifact export to local "+
+			"export storage is also refused before it starts, with nothing written, while that disk has less "+
+			"than `GTC_EXPORT_MIN_FREE_BYTES` free; the message gives both figures.")
 }
 
 func downloadSnapshot() op {

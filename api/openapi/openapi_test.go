@@ -524,7 +524,7 @@ func TestOperations(t *testing.T) {
 		{"DELETE", "/v1/datasets/{datasetName}", []int{200}, append(slices.Clone(store), 409, full), false},
 		{"GET", "/v1/schemas", []int{200}, auth, false},
 		{"GET", "/v1/schemas/{name}", []int{200}, append(slices.Clone(auth), 404), false},
-		{"POST", "/v1/ground-truths/recompute-tags", []int{200, 202}, append(slices.Clone(store), full), false},
+		{"POST", "/v1/ground-truths/recompute-tags", []int{200, 202}, append(slices.Clone(store), 429, full), false},
 		{"GET", "/v1/jobs/{id}", []int{200}, append(slices.Clone(auth), 404), false},
 		{"GET", "/v1/tags/schema", []int{200}, auth, false},
 		{"GET", "/v1/tags", []int{200}, store, false},

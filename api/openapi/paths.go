@@ -1,5 +1,7 @@
 package openapi
 
+import "strconv"
+
 // paths returns the path items of the documented operations, keyed by full path.
 func paths(prefix string) map[string]schema {
 	p := func(path string) string { return prefix + path }
@@ -223,7 +225,10 @@ func listAllGroundTruths() op {
 
 func listGroundTruths() op {
 	return operation("listGroundTruths", "ground-truths", "Every item of one dataset",
-		"Ordered by updatedAt descending, then id ascending. A legal name no item has gives [].").
+		"Ordered by updatedAt descending, then id ascending. A legal name no item has gives []. The "+
+			"array is sent as the store is read: a long answer is chunked (no `Content-Length`), and "+
+			"a store failure after it has started drops the connection, so a cut body never looks "+
+			"complete; a failure before is an ordinary error answer.").
 		params(datasetNameParam(), statusQuery("Only items of this status.")).
 		ok(200, "The items, without pagination.", arr(ref("AgenticGroundTruthEntry-Output")), nil).
 		withPathNames().common().withStore()
@@ -284,7 +289,23 @@ func recomputeTags() op {
 		fails(507, "`INSUFFICIENT_STORAGE` (`async=false`): the server ran out of storage space and the "+
 			"recompute stopped; items already refreshed keep their new tags. An async job fails with the "+
 			"same code in its `error`.").
+		fails(429, "`JOBS_BUSY` (`async=true`): `GTC_MAX_CONCURRENT_JOBS` jobs are running and "+
+			"`GTC_JOBS_MAX_QUEUED` more are waiting; no job was made. `Retry-After` estimates when the queue "+
+			"has room: the mean run time of the last jobs divided by `GTC_MAX_CONCURRENT_JOBS`, between 1 and "+
+			"300 seconds (10 before any job has finished).").
+		retryAfter(429).
 		common().withStore()
+}
+
+// retryAfter adds the required Retry-After header to the answer of status.
+func (o op) retryAfter(status int) op {
+	r := o.responses()[strconv.Itoa(status)].(schema)
+	r["headers"] = schema{"Retry-After": schema{
+		"description": "Seconds to wait before retrying.",
+		"required":    true,
+		"schema":      integer().min(1),
+	}}
+	return o
 }
 
 // Jobs.
@@ -317,7 +338,8 @@ func selfServeAssignments() op {
 func listMyAssignments() op {
 	return operation("listMyAssignments", "assignments", "The caller's queue",
 		"The drafts assigned to the caller, oldest assignment first, then by id. Skipped, approved "+
-			"and deleted items never appear.").
+			"and deleted items never appear. Streamed like the dataset list: a long answer is chunked, "+
+			"and a store failure after it has started drops the connection.").
 		ok(200, "The items, as a bare array; [] when the queue is empty.",
 			arr(ref("AgenticGroundTruthEntry-Output")), nil).
 		common().withStore()

@@ -409,7 +409,8 @@ func faultExportFiles(t *testing.T, root string) map[string]int64 {
 // space is freed the same export succeeds.
 func TestFullExportDiskAnswers507AndLeavesNoPartialSnapshot(t *testing.T) {
 	exports := faultTmpfs(t, "4m")
-	s := startServer(t, env(t.TempDir(), "GTC_EXPORT_LOCAL_DIR="+exports))
+	// No free-space floor: the export must start and meet the full disk while it writes.
+	s := startServer(t, env(t.TempDir(), "GTC_EXPORT_LOCAL_DIR="+exports, "GTC_EXPORT_MIN_FREE_BYTES=0"))
 	const ds = "exported"
 	var items []map[string]any
 	for i := range 300 {

@@ -9,10 +9,12 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/api"
 	"github.com/gtc-dev/gtc/config"
+	"github.com/gtc-dev/gtc/export"
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -38,6 +40,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	jobs := gtc.NewJobs(gtc.SystemClock{}, cfg.MaxConcurrentJobs, cfg.JobRetention.D())
+	jobs.LimitQueue(cfg.JobsMaxQueued)
 	opts := serverOptions(cfg)
 	var observer api.RequestObserver
 	if a.metrics != nil {
@@ -68,6 +71,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rctx, stopRetention := context.WithCancel(ctx)
 	defer stopRetention()
 	go a.retainAgentOperations(rctx, bulk)
+	go a.retainSnapshots(rctx, exp)
 
 	srv := api.New(api.Deps{Curator: a.curator, Jobs: jobs, Search: search, Exporter: exp, Agent: tools, Observer: observer, Log: log}, opts)
 	if err := srv.EnableStatic(api.StaticOptions{Dir: cfg.FrontendDir, Index: cfg.FrontendIndex, CacheSeconds: cfg.FrontendCacheSeconds}); err != nil {
@@ -110,6 +114,30 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Jobs still running are abandoned, as a restart would (api.md §3.5).
 	jobs.Close()
 	return nil
+}
+
+// retainSnapshots prunes stored export snapshots at startup and then hourly, until ctx
+// ends: complete snapshots older than GTC_EXPORT_RETENTION (none when it is 0), and
+// incomplete ones (an export that failed or was stopped) older than 24 h, or than
+// GTC_EXPORT_TIMEOUT when that is longer, so no running export loses its snapshot. Each
+// deleted snapshot is logged.
+func (a *app) retainSnapshots(ctx context.Context, x *export.Exporter) {
+	opts := export.RetainOptions{Complete: a.cfg.ExportRetention.D(), Incomplete: max(24*time.Hour, a.cfg.ExportTimeout.D())}
+	for {
+		pruned, err := x.Retain(ctx, opts)
+		for _, p := range pruned {
+			a.log.Info("export snapshot pruned", "snapshot_id", p.SnapshotID, "complete", p.Complete,
+				"last_written", p.Modified.UTC().Format(time.RFC3339), "objects", p.Objects)
+		}
+		if err != nil && ctx.Err() == nil {
+			a.log.Warn("export snapshot retention failed; it runs again in an hour", "err", describeError(err), "pruned", len(pruned))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Hour):
+		}
+	}
 }
 
 func serverOptions(cfg *config.Config) api.Options {

@@ -150,6 +150,7 @@ func (a *app) exporter(ctx context.Context) (*export.Exporter, error) {
 		Items: items, Artifacts: arts, Clock: a.clock, Processors: procs, Formatters: formats,
 		DefaultChain: chain, PageSize: cfg.ExportPageSize, WriteConcurrency: cfg.ExportWriteConcurrency,
 		MaxConcurrent: cfg.ExportMaxConcurrent, TempDir: cfg.TempDir(), Log: a.log,
+		MinFreeBytes: uint64(cfg.ExportMinFreeBytes),
 	}
 	if a.metrics != nil {
 		xc.Observer = a.metrics

@@ -13,6 +13,8 @@ import (
 // itemStore implements gtc.ItemStore.
 type itemStore struct {
 	s *Store
+	// pageBytes bounds the documents of a QueryAll page (queryAllBytes; tests lower it).
+	pageBytes int64
 }
 
 var _ gtc.ItemStore = (*itemStore)(nil)

@@ -30,6 +30,12 @@ var sortColumns = map[gtc.SortKey]string{
 // queryAllPage is the page size QueryAll reads with.
 const queryAllPage = 500
 
+// queryAllBytes bounds the documents of one QueryAll page: a page ends with the item whose
+// document reaches this many bytes in total (a page has at least one item). Small items
+// come queryAllPage at a time; items of a megabyte a few at a time, so what a page holds in
+// memory does not grow with the size of the items.
+const queryAllBytes = 8 << 20
+
 // sqlText is one statement with its arguments.
 type sqlText struct {
 	SQL  string
@@ -619,7 +625,8 @@ func scanOne(rows *sql.Rows, dst any) error {
 }
 
 // queryAllSQL returns the keyset statement of one QueryAll page: after (key, pk) when
-// afterPK > 0.
+// afterPK > 0. Each row carries the byte length of its document, which SQLite reads from the
+// row header without loading the document.
 func queryAllSQL(where string, args []any, k gtc.SortKey, desc bool, afterKey string, afterPK int64) sqlText {
 	col := sortColumns[k]
 	args = slices.Clip(args)
@@ -637,13 +644,14 @@ func queryAllSQL(where string, args []any, k gtc.SortKey, desc bool, afterKey st
 		args = append(args, afterKey, afterPK)
 	}
 	return sqlText{
-		SQL:  "SELECT pk, " + col + " FROM items" + where + orderBy(k, desc, "") + " LIMIT ?",
+		SQL:  "SELECT pk, " + col + ", octet_length(doc) FROM items" + where + orderBy(k, desc, "") + " LIMIT ?",
 		Args: append(args, queryAllPage),
 	}
 }
 
 // QueryAll streams every match in q.Sort order. It reads keyset pages, each in its own short
-// read transaction, and holds no connection while the consumer runs.
+// read transaction, and holds no connection while the consumer runs. A page holds at most
+// queryAllPage items and, beyond its first item, at most queryAllBytes of documents.
 func (is *itemStore) QueryAll(ctx context.Context, q gtc.Query) iter.Seq2[*gtc.Item, error] {
 	return func(yield func(*gtc.Item, error) bool) {
 		s := is.s
@@ -665,59 +673,89 @@ func (is *itemStore) QueryAll(ctx context.Context, q gtc.Query) iter.Seq2[*gtc.I
 				yield(nil, errClosed("query all"))
 				return
 			}
-			items, lastKey, lastPK, err := is.queryAllPage(ctx, queryAllSQL(where, args, q.Sort, q.Desc, afterKey, afterPK))
+			p, err := is.queryAllPage(ctx, queryAllSQL(where, args, q.Sort, q.Desc, afterKey, afterPK), is.pageBytes)
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			for _, it := range items {
+			for _, it := range p.items {
 				if !yield(it, nil) {
 					return
 				}
 			}
-			if len(items) < queryAllPage {
+			if !p.more {
 				return
 			}
-			afterKey, afterPK = lastKey, lastPK
+			afterKey, afterPK = p.lastKey, p.lastPK
 		}
 	}
 }
 
-func (is *itemStore) queryAllPage(ctx context.Context, q sqlText) ([]*gtc.Item, string, int64, error) {
+// allPage is one page of QueryAll: its items, where the next page starts, and whether
+// there may be one.
+type allPage struct {
+	items   []*gtc.Item
+	lastKey string
+	lastPK  int64
+	more    bool
+}
+
+func (is *itemStore) queryAllPage(ctx context.Context, q sqlText, budget int64) (allPage, error) {
 	s := is.s
 	set, err := s.prepareSet(ctx, &q)
 	if err != nil {
-		return nil, "", 0, wrapErr("query all", err)
+		return allPage{}, wrapErr("query all", err)
 	}
 	defer set.close()
 	tx, err := s.beginRead(ctx)
 	if err != nil {
-		return nil, "", 0, wrapErr("query all", err)
+		return allPage{}, wrapErr("query all", err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	rows, err := set.query(ctx, tx, q)
 	if err != nil {
-		return nil, "", 0, wrapErr("query all", err)
+		return allPage{}, wrapErr("query all", err)
 	}
-	pks, keys, err := readPKs(rows, true)
+	pks, keys, more, err := readBoundedPage(rows, budget)
 	if err != nil {
-		return nil, "", 0, wrapErr("query all", err)
+		return allPage{}, wrapErr("query all", err)
 	}
 	docs, err := s.docsByPK(ctx, tx, pks)
 	if err != nil {
-		return nil, "", 0, wrapErr("query all", err)
+		return allPage{}, wrapErr("query all", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, "", 0, wrapErr("query all", err)
+		return allPage{}, wrapErr("query all", err)
 	}
 	items, err := decodeInOrder(pks, docs)
 	if err != nil {
-		return nil, "", 0, err
+		return allPage{}, err
 	}
 	if len(pks) == 0 {
-		return items, "", 0, nil
+		return allPage{items: items}, nil
 	}
-	return items, keys[len(keys)-1], pks[len(pks)-1], nil
+	return allPage{items: items, lastKey: keys[len(keys)-1], lastPK: pks[len(pks)-1], more: more}, nil
+}
+
+// readBoundedPage reads the (pk, sort key, document bytes) rows of a QueryAll page up to
+// the row whose documents reach budget bytes in total. more reports that rows may follow:
+// the page was cut short, or it was full.
+func readBoundedPage(rows *sql.Rows, budget int64) (pks []int64, keys []string, more bool, err error) {
+	defer rows.Close()
+	var total int64
+	for rows.Next() {
+		var pk, size int64
+		var key string
+		if err := rows.Scan(&pk, &key, &size); err != nil {
+			return nil, nil, false, err
+		}
+		pks = append(pks, pk)
+		keys = append(keys, key)
+		if total += size; total >= budget {
+			return pks, keys, true, rows.Close()
+		}
+	}
+	return pks, keys, len(pks) == queryAllPage, rows.Err()
 }
 
 // Count returns the exact number of matches.

@@ -47,7 +47,9 @@ func scanSQL(spec gtc.ScanSpec, pos *gtc.ScanCursor, limit int) (sqlText, error)
 }
 
 // Scan reads one batch of a resumable scan. A limit above gtc.MaxQueryLimit is served as
-// gtc.MaxQueryLimit; Next tells the caller where to go on.
+// gtc.MaxQueryLimit; Next tells the caller where to go on. Like a QueryAll page, a batch
+// also ends at the item whose documents reach pageBytes, so large items come a few at a
+// time.
 func (is *itemStore) Scan(ctx context.Context, spec gtc.ScanSpec, cursor string, limit int) (gtc.ScanPage, error) {
 	s := is.s
 	if s.closed.Load() {
@@ -90,25 +92,29 @@ func (is *itemStore) Scan(ctx context.Context, spec gtc.ScanSpec, cursor string,
 		doc    []byte
 	}
 	var got []row
+	var size int64
+	more := false
 	for rows.Next() {
+		if len(got) == limit || size >= is.pageBytes {
+			more = true // a row follows the batch
+			break
+		}
 		var r row
 		if err := rows.Scan(&r.pk, &r.ds, &r.id, &r.etag, &r.doc); err != nil {
 			_ = rows.Close()
 			return gtc.ScanPage{}, wrapErr("scan", err)
 		}
 		got = append(got, r)
+		size += int64(len(r.doc))
+	}
+	if err := rows.Err(); err != nil {
+		_ = rows.Close()
+		return gtc.ScanPage{}, wrapErr("scan", err)
 	}
 	if err := rows.Close(); err != nil {
 		return gtc.ScanPage{}, wrapErr("scan", err)
 	}
-	if err := rows.Err(); err != nil {
-		return gtc.ScanPage{}, wrapErr("scan", err)
-	}
 	var page gtc.ScanPage
-	more := len(got) > limit
-	if more {
-		got = got[:limit]
-	}
 	page.Items = make([]*gtc.Item, 0, len(got))
 	for _, r := range got {
 		it, err := decodeItem(r.doc, r.etag)

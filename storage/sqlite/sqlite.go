@@ -147,7 +147,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		stop:       make(chan struct{}),
 		writerDone: make(chan struct{}),
 	}
-	s.items = &itemStore{s: s}
+	s.items = &itemStore{s: s, pageBytes: queryAllBytes}
 	s.curation = &curationStore{s: s}
 	s.tags = &tagStore{s: s}
 	s.definitions = &tagDefinitionStore{s: s}
