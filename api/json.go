@@ -50,13 +50,6 @@ func writeItem(c echo.Context, status int, it *gtc.Item) error {
 	return writeRaw(c, status, buf.Bytes())
 }
 
-// writeItems answers with a bare JSON array of items.
-func writeItems(c echo.Context, items []*gtc.Item) error {
-	var buf bytes.Buffer
-	appendItems(&buf, items)
-	return writeRaw(c, http.StatusOK, buf.Bytes())
-}
-
 func appendItems(buf *bytes.Buffer, items []*gtc.Item) {
 	buf.WriteByte('[')
 	for i, it := range items {
@@ -72,7 +65,7 @@ func appendItems(buf *bytes.Buffer, items []*gtc.Item) {
 const streamBuffer = 64 << 10
 
 // streamItems answers with a bare JSON array of the items seq yields, the same bytes as
-// writeItems. Each item is encoded as it arrives and the encoded bytes go out in chunks of
+// appendItems writes. Each item is encoded as it arrives and the encoded bytes go out in chunks of
 // about streamBuffer, so the answer is never held whole: memory is one store page and one
 // buffer, however many items there are. An answer that fits in the buffer is sent whole
 // with Content-Length; a longer one is chunked.
