@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Agent operation kinds (agent-tools.md §4.6).
+// Agent operation kinds.
 const (
 	AgentKindFindAndTag = "find_and_tag"
 	AgentKindDeleteTag  = "delete_tag"
@@ -52,9 +52,8 @@ type AgentOpExcluded struct {
 	Conflict  int `json:"conflict"`
 }
 
-// AgentOperation is the header of one executed agent tag operation: the audit entry of
-// agent-tools.md §4.6 without its items. After Create only Status, Counts, FinishedAt and
-// UndoneBy change.
+// AgentOperation is the header of one executed agent tag operation: the audit-log entry
+// without its items. After Create only Status, Counts, FinishedAt and UndoneBy change.
 type AgentOperation struct {
 	OperationID string `json:"operationId"`
 	Kind        string `json:"kind"`
@@ -106,8 +105,8 @@ type AgentOpFilter struct {
 	Limit int    // most headers returned (1–1000)
 }
 
-// AgentOperationStore keeps the agent audit log (agent-tools.md §4.6; conformance
-// behaviour 36).
+// AgentOperationStore keeps the agent audit log (conformance tests in
+// storage/storetest/agentops.go).
 type AgentOperationStore interface {
 	// Create stores a new header; an existing id is ErrConflict.
 	Create(ctx context.Context, op *AgentOperation) error

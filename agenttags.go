@@ -2,11 +2,11 @@ package gtc
 
 import "context"
 
-// SetManualTags is the tag save path of the agent tools (agent-tools.md §4.5): it reads k and,
-// when the item's ETag is still expect, saves manual as its manual tags through the tag
-// pipeline (normalize, strip computed keys, recompute computed tags, run the tag rules over
-// manual ∪ computed) with a write conditional on expect. Approval rules are not applied (tags
-// do not affect approval), updatedAt becomes now and no other field changes.
+// SetManualTags is the tag save path of the agent tools: it reads k and, when the item's ETag
+// is still expect, saves manual as its manual tags through the tag pipeline (normalize, strip
+// computed keys, recompute computed tags, run the tag rules over manual ∪ computed) with a
+// write conditional on expect. Approval rules are not applied (tags do not affect approval),
+// updatedAt becomes now and no other field changes.
 //
 // Errors: ErrNotFound when the item is gone; ErrPreconditionFailed when its ETag is not
 // expect, before or during the write (never retried: a retry would change a state the

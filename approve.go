@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// Approval messages (domain-and-tags.md §5.1). Waivers compare against these constants, so a
-// change of wording cannot silently disable a waiver.
+// Approval messages. Waivers compare against these constants, so a change of wording cannot
+// silently disable a waiver.
 const (
 	MsgApprovalNoHistory       = "history must contain at least one conversation message"
 	MsgApprovalNoUserTurn      = "history must include at least one user message"

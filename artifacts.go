@@ -15,10 +15,10 @@ import (
 	"unicode/utf8"
 )
 
-// ArtifactStore keeps exported snapshots: objects under relative, "/"-separated keys
-// (export-storage-migration.md §2.1). storage/localfs and storage/blob implement it, and
-// storage/storetest holds the conformance suite both run. Every operation validates its key
-// (or prefix) with ValidateKey before it touches storage.
+// ArtifactStore keeps exported snapshots: objects under relative, "/"-separated keys.
+// storage/localfs and storage/blob implement it, and storage/storetest holds the conformance
+// suite both run. Every operation validates its key (or prefix) with ValidateKey before it
+// touches storage.
 type ArtifactStore interface {
 	// Put writes the object at key, streaming from body. It returns after the object is
 	// durable and visible. With IfNotExists it fails with ErrArtifactExists when the key is
@@ -87,10 +87,10 @@ var (
 // MaxKeyBytes is the longest artifact key.
 const MaxKeyBytes = 1024
 
-// ValidateKey checks an artifact key (export-storage-migration.md §2.2): 1–1024 bytes, no
-// leading "/", no "//", no trailing "/", segments of 1–255 bytes that are neither "." nor
-// "..", and only the bytes [A-Za-z0-9._~%+=@,-] besides "/". The rules keep keys identical
-// on every file system and in Blob names, and close path traversal before any I/O.
+// ValidateKey checks an artifact key: 1–1024 bytes, no leading "/", no "//", no trailing "/",
+// segments of 1–255 bytes that are neither "." nor "..", and only the bytes
+// [A-Za-z0-9._~%+=@,-] besides "/". The rules keep keys identical on every file system and in
+// Blob names, and close path traversal before any I/O.
 func ValidateKey(key string) error { return validateKey(key, false) }
 
 // ValidatePrefix checks a listing or deletion prefix: a key that ends in "/".
@@ -145,7 +145,7 @@ func keyByte(c byte) bool {
 	return strings.IndexByte("._~%+=@,-", c) >= 0
 }
 
-// Content types stored and served for artifacts, by extension (export-storage-migration.md §2.2).
+// Content types stored and served for artifacts, by extension.
 const (
 	ContentTypeJSON   = "application/json"
 	ContentTypeNDJSON = "application/x-ndjson"

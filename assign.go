@@ -86,7 +86,7 @@ func (a Allocation) quotas(need int) []int {
 	return q
 }
 
-// SelfServeOptions configure self-serve (api.md §3.6.1).
+// SelfServeOptions configure self-serve.
 type SelfServeOptions struct {
 	DefaultLimit int        // GTC_SELF_SERVE_LIMIT
 	MaxLimit     int        // GTC_SELF_SERVE_MAX
@@ -154,8 +154,8 @@ func (c *Curator) SelfServe(ctx context.Context, limit *int) (*SelfServeResult, 
 	tried := map[Key]bool{}
 	// A round draws what is still needed and claims it; claims lost to curators who
 	// self-serve at the same moment are made up by another round, excluding every item
-	// tried so far. (The spec allows one extra round; under a burst of concurrent curators
-	// that left items unclaimed while queues stayed short, so a few more are allowed.)
+	// tried so far. (One extra round was not enough: under a burst of concurrent curators it
+	// left items unclaimed while queues stayed short, so a few more are allowed.)
 	for round := 0; round < selfServeRounds && len(res.Assigned) < n; round++ {
 		candidates, err := c.drawCandidates(ctx, user, n-len(res.Assigned), tried)
 		if err != nil {
@@ -335,10 +335,10 @@ func assignConflict(it *Item) *Error {
 	return &Error{Code: CodeAssignmentConflict, Message: "Item is assigned to another curator", Extra: extra}
 }
 
-// Assign gives the item to the caller (api.md §3.6.4): status draft, assignedTo caller. A
-// draft held by another curator needs force and the admin role. A lost race is
-// evaluated again, so a conflict that appears meanwhile is still a 409. A deleted item is
-// refused: assigning must not silently restore it.
+// Assign gives the item to the caller: status draft, assignedTo caller. A draft held by
+// another curator needs force and the admin role. A lost race is evaluated again, so a
+// conflict that appears meanwhile is still a 409. A deleted item is refused: assigning must
+// not silently restore it.
 func (c *Curator) Assign(ctx context.Context, k Key, force bool) (*Item, error) {
 	caller := CallerFrom(ctx)
 	out, err := Update(ctx, c.store.Items(), k, func(cur *Item) (*Item, error) {
@@ -361,9 +361,9 @@ func (c *Curator) Assign(ctx context.Context, k Key, force bool) (*Item, error) 
 	return out, nil
 }
 
-// Duplicate makes a rephrase copy of the item for the caller (api.md §3.6.5): a new draft in
-// the same dataset and bucket with a generated id, the original's content, and the tag
-// rephrase:<original id>, which also goes to the tag store.
+// Duplicate makes a rephrase copy of the item for the caller: a new draft in the same dataset
+// and bucket with a generated id, the original's content, and the tag rephrase:<original id>,
+// which also goes to the tag store.
 func (c *Curator) Duplicate(ctx context.Context, k Key) (*Item, error) {
 	caller := CallerFrom(ctx)
 	orig, err := c.store.Items().Get(ctx, k)

@@ -17,7 +17,7 @@ type CurationInstructions struct {
 }
 
 // Fixed parts of a curation-instructions document, kept from the reference layout so
-// existing Cosmos data reads unchanged (api.md §3.8.2).
+// existing Cosmos data reads unchanged.
 const (
 	CurationDocType       = "curation-instructions"
 	CurationBucket        = "00000000-0000-0000-0000-000000000000"

@@ -112,7 +112,7 @@ func (c *Curator) GetItem(ctx context.Context, k Key) (*Item, error) {
 }
 
 // SaveRoute tells UpdateItem which PUT it serves; the two differ in ownership, approval
-// stamping and assignment effects (api.md §3.4.6, §3.6.3).
+// stamping and assignment effects.
 type SaveRoute int
 
 // The two item PUT routes.
@@ -121,8 +121,8 @@ const (
 	AssignmentRoute
 )
 
-// UpdateItem applies an item PUT (domain-and-tags.md §6.2). ifMatch is the If-Match header
-// ("" when absent). The first failing step answers and nothing is written.
+// UpdateItem applies an item PUT. ifMatch is the If-Match header ("" when absent). The first
+// failing step answers and nothing is written.
 func (c *Curator) UpdateItem(ctx context.Context, k Key, patch *ItemPatch, ifMatch string, route SaveRoute) (*Item, error) {
 	caller := CallerFrom(ctx)
 	// 2. Load.
@@ -329,7 +329,7 @@ func tagError(err error, prefix string) error {
 	return err
 }
 
-// DeleteItem soft-deletes the item (api.md §3.4.7). ifMatch "" means no precondition.
+// DeleteItem soft-deletes the item. ifMatch "" means no precondition.
 func (c *Curator) DeleteItem(ctx context.Context, k Key, ifMatch string) error {
 	_, err := SoftDelete(ctx, c.store.Items(), k, strings.TrimSpace(ifMatch), func(it *Item) error {
 		it.UpdatedAt = c.now()
@@ -359,7 +359,7 @@ type ListPage struct {
 	HasPrev    bool
 }
 
-// List returns one page of the explorer list with an exact total (api.md §1.8, §3.4.3).
+// List returns one page of the explorer list with an exact total.
 func (c *Curator) List(ctx context.Context, r ListRequest) (*ListPage, error) {
 	// Saturated: a page far past the end (any page ≥ 1 is valid) reads nothing instead of
 	// overflowing into a negative offset.
@@ -418,14 +418,14 @@ func (c *Curator) CurationInstructions(ctx context.Context, dataset string) (*Cu
 	return doc, err
 }
 
-// PutCurationInstructions creates or replaces a dataset's instructions (api.md §3.8.3).
+// PutCurationInstructions creates or replaces a dataset's instructions.
 // token is If-Match, else the body's _etag, else etag. created reports a 201.
 func (c *Curator) PutCurationInstructions(ctx context.Context, dataset, instructions, token string) (*CurationInstructions, bool, error) {
 	caller := CallerFrom(ctx)
 	u := caller.UserID
 	token = strings.TrimSpace(token)
 	if token != "" {
-		// The store compares tokens exactly; the API tolerates quotes and W/ (api.md §1.7).
+		// The store compares tokens exactly; the API tolerates quotes and W/.
 		cur, err := c.store.Curation().Get(ctx, dataset)
 		switch {
 		case errors.Is(err, ErrNotFound):

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 )
 
-// Standard schema messages (api.md §1.6).
+// Standard schema messages.
 const (
 	msgUnknownField = "unknown field"
 	msgRequired     = "required"
@@ -27,7 +27,7 @@ const (
 	msgDateTime     = "must be an RFC 3339 date-time"
 )
 
-// Item structure messages (domain-and-tags.md §1.1–§1.2).
+// Item structure messages.
 const (
 	MsgHistoryEmpty       = "history fields cannot be empty"
 	MsgContextKeyEmpty    = "contextEntries[].key cannot be empty"
@@ -40,7 +40,7 @@ const (
 )
 
 // ParseBody parses a request body as JSON. A syntax error is a 422 INVALID_JSON naming the
-// body (api.md §1.2).
+// body.
 func ParseBody(body []byte) (jvalue, error) {
 	v, err := parseJSON(body)
 	if err != nil {
@@ -662,9 +662,9 @@ var importKeys = keys("tags", "computedTags", "_etag", "references", "totalRefer
 	"assignedTo", "updatedBy", "createdBy", "assignedAt", "reviewedAt", "createdAt", "updatedAt", "history",
 	"contextEntries", "traceIds", "toolCalls", "expectedTools", "feedback", "metadata", "plugins", "tracePayload")
 
-// DecodeImport checks a bulk-import body against the item schema (api.md §3.4.2, whole
-// request checks) and returns one entry per element. Any problem fails the whole request
-// with a 422 listing every problem. Tag format and tag rules are checked by the caller.
+// DecodeImport checks a bulk-import body against the item schema (whole-request checks) and
+// returns one entry per element. Any problem fails the whole request with a 422 listing every
+// problem. Tag format and tag rules are checked by the caller.
 func DecodeImport(body []byte) ([]*ImportEntry, error) {
 	v, err := ParseBody(body)
 	if err != nil {
@@ -912,7 +912,7 @@ type HistoryPatch struct {
 	ExpectedBehaviorOK  bool
 }
 
-// ItemPatch is a schema-checked item PUT body (domain-and-tags.md §6.2 step 1).
+// ItemPatch is a schema-checked item PUT body, the input of Curator.UpdateItem.
 type ItemPatch struct {
 	Status         Opt[string]
 	Comment        Opt[string]

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// Match reasons of duplicate warnings (domain-and-tags.md §8.2).
+// Match reasons of duplicate warnings.
 const (
 	MatchQuestionAndAnswer = "exact question and answer match"
 	MatchQuestion          = "exact question match"
@@ -17,7 +17,7 @@ const (
 	MatchGeneric           = "exact generic fields match"
 )
 
-// Limits of duplicate detection (domain-and-tags.md §8.2).
+// Limits of duplicate detection.
 const (
 	// DuplicateCandidateLimit is how many approved items of a dataset a draft is compared
 	// with: the most recently updated ones.
@@ -26,10 +26,10 @@ const (
 	DuplicateWarningLimit = 3
 )
 
-// DuplicateWarnings compares every draft among items with the approved items of its
-// dataset (domain-and-tags.md §8.2) and returns the warnings in item order, and for one
-// item in candidate order, at most DuplicateWarningLimit per item. Items whose status is not
-// draft are skipped. The result is never nil, so it can be assigned to an ImportResult.
+// DuplicateWarnings compares every draft among items with the approved items of its dataset
+// and returns the warnings in item order, and for one item in candidate order, at most
+// DuplicateWarningLimit per item. Items whose status is not draft are skipped. The result is
+// never nil, so it can be assigned to an ImportResult.
 //
 // candidates is called once per dataset that has a draft, and returns the approved items of
 // that dataset, most recently updated first; only the first DuplicateCandidateLimit approved
@@ -217,9 +217,9 @@ func (sg *dupSigner) generic(it *Item) []byte {
 	return sg.gb
 }
 
-// normWriter appends N(s) of §8.2: lower-cased, every whitespace run (unicode.IsSpace)
-// collapsed to one space, nothing leading or trailing. Several writes normalize as one
-// concatenated text.
+// normWriter appends the normalized text N(s): lower-cased, every whitespace run
+// (unicode.IsSpace) collapsed to one space, nothing leading or trailing. Several writes
+// normalize as one concatenated text.
 type normWriter struct {
 	dst   []byte
 	space bool // whitespace is pending: written before the next non-space if not leading

@@ -43,7 +43,7 @@ func reasons(ws []DuplicateWarning) []string {
 	return out
 }
 
-// The examples of domain-and-tags.md §8.2.
+// Worked examples of duplicate detection.
 func TestDuplicateExamples(t *testing.T) {
 	cases := []struct {
 		name        string

@@ -7,8 +7,8 @@ import (
 	"strconv"
 )
 
-// Error codes a caller can cause. They are the machine codes of the HTTP error body
-// (api.md §1.6); the api package maps each to its status in one place.
+// Error codes a caller can cause. They are the machine codes of the HTTP error body; the api
+// package maps each to its status in one place.
 const (
 	CodeInvalidQuery           = "INVALID_QUERY"
 	CodeInvalidStatus          = "INVALID_STATUS"
@@ -45,7 +45,7 @@ const (
 	CodeStorageError           = "STORAGE_ERROR"
 	CodeExportBusy             = "EXPORT_BUSY"
 	CodeJobsBusy               = "JOBS_BUSY"
-	// Agent tool invocation only (api.md §3.11): the body is not JSON, or not an object;
+	// Agent tool invocation only: the body is not JSON, or not an object;
 	// the name is not a tool.
 	CodeMalformedJSON      = "MALFORMED_JSON"
 	CodeToolInputNotObject = "TOOL_INPUT_NOT_OBJECT"
@@ -81,7 +81,8 @@ type Error struct {
 	Fields []FieldError
 	// More counts the problems found after Fields was full; they are not listed.
 	More int
-	// Extra holds additional top-level keys of the error body where the spec asks for them.
+	// Extra holds additional top-level keys of the error body (the holder and time of a 409
+	// assignment conflict, for example).
 	Extra map[string]any
 }
 

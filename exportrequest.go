@@ -1,8 +1,7 @@
 package gtc
 
-// ExportRequest is the decoded body of POST /v1/ground-truths/snapshot
-// (export-storage-migration.md §1.2). Nil pointers mean "not sent": the export package
-// applies the defaults and the semantic checks.
+// ExportRequest is the decoded body of POST /v1/ground-truths/snapshot. Nil pointers mean
+// "not sent": the export package applies the defaults and the semantic checks.
 type ExportRequest struct {
 	Format       *string   // nil → json_snapshot_payload
 	Status       *string   // nil → approved; "" → every status

@@ -5,11 +5,12 @@ go 1.26.8
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3
 	github.com/Azure/azure-sdk-for-go/sdk/azidentity v1.15.0
-	// azcosmos is pinned at v1.5.0 exactly (spec/testing-with-real-servers.md §2).
+	// azcosmos is pinned at v1.5.0 exactly: the Cosmos DB test server's gaps were
+	// established with this version.
 	github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos v1.5.0
 	// azblob is pinned at v1.8.1: v1.8.2 and later need sdk/storage/internal v0.1.0, which the Go
 	// module proxy refuses to serve (403), so they cannot be built. Do not upgrade until it is
-	// served (spec/testing-with-real-servers.md §2).
+	// served.
 	github.com/Azure/azure-sdk-for-go/sdk/storage/azblob v1.8.1
 	github.com/chromedp/chromedp v0.22.1
 	// go-humanize parses GTC_EXPORT_MIN_FREE_BYTES sizes (256MiB, 1GiB) and writes them in

@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 )
 
-// BucketCount is K of the bucket rule (api.md §2.8): a constant of the storage format, not a
-// setting. Changing it moves where existing items are expected, so it can only change
+// BucketCount is K of the bucket rule (see DeriveBucket): a constant of the storage format,
+// not a setting. Changing it moves where existing items are expected, so it can only change
 // together with a migration.
 const BucketCount = 5
 
@@ -28,7 +28,7 @@ func DeriveBucket(datasetName, id string) string {
 }
 
 // ParseUUID accepts 32 hex digits with or without the four hyphens of the 8-4-4-4-12 layout,
-// in any case, and returns the lower-case hyphenated form (api.md §1.2).
+// in any case, and returns the lower-case hyphenated form.
 func ParseUUID(s string) (string, bool) {
 	var hexs string
 	switch len(s) {
@@ -56,7 +56,7 @@ func IsCanonicalUUID(s string) bool {
 	return ok && c == s
 }
 
-// IDGenerator draws two-word ids such as "sleek-voxel" (api.md §2.8).
+// IDGenerator draws two-word ids such as "sleek-voxel".
 type IDGenerator struct {
 	rnd io.Reader
 }
@@ -109,7 +109,7 @@ func NewETag(rnd io.Reader) string {
 }
 
 // SameETag compares two tokens after dropping a leading W/ and one pair of surrounding
-// double quotes from each (api.md §1.7).
+// double quotes from each.
 func SameETag(a, b string) bool { return normalizeETag(a) == normalizeETag(b) }
 
 func normalizeETag(s string) string {

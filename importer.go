@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 )
 
-// Import per-item codes and warning codes (api.md §3.4.2).
+// Import per-item codes and warning codes.
 const (
 	CodeInvalidTag               = "INVALID_TAG"
 	CodeApprovalValidationFailed = "APPROVAL_VALIDATION_FAILED"
@@ -112,10 +112,10 @@ func (c *Curator) CheckImportTags(entries []*ImportEntry) error {
 	return nil
 }
 
-// Import creates the items of a schema-checked bulk import (api.md §3.4.2). Failures of
-// single items are reported in the result and never stop the others; existing items are
-// never overwritten. A call is one "import.batch" span (a request rejected by the tag
-// checks is none); its store calls nest under it.
+// Import creates the items of a schema-checked bulk import. Failures of single items are
+// reported in the result and never stop the others; existing items are never overwritten. A
+// call is one "import.batch" span (a request rejected by the tag checks is none); its store
+// calls nest under it.
 func (c *Curator) Import(ctx context.Context, entries []*ImportEntry, opts ImportOptions) (res *ImportResult, err error) {
 	if err := c.CheckImportTags(entries); err != nil {
 		return nil, err
@@ -314,9 +314,9 @@ func (c *Curator) Import(ctx context.Context, entries []*ImportEntry, opts Impor
 	return res, nil
 }
 
-// importWarnings adds the informational checks of domain-and-tags.md §8 over every request
-// entry, failed ones included. They never change the import's outcome: a failure inside
-// them is logged and gives no warnings.
+// importWarnings adds the informational checks (PII and duplicates) over every request entry,
+// failed ones included. They never change the import's outcome: a failure inside them is
+// logged and gives no warnings.
 func (c *Curator) importWarnings(ctx context.Context, entries []*ImportEntry, res *ImportResult) {
 	if c.importChecks.PII {
 		for _, e := range entries {

@@ -19,7 +19,7 @@ const SearchTextMax = 524288
 const fieldSep = "\x1f"
 
 // IndexFields are the values both stores derive from an item on every write and never
-// return (export-storage-migration.md §3.5).
+// return.
 type IndexFields struct {
 	V          int
 	SearchText string
@@ -27,7 +27,7 @@ type IndexFields struct {
 	SK         SortKeys
 }
 
-// SortKeys are the precomputed sort-key strings of §3.4.2, compared byte-wise.
+// SortKeys are the precomputed sort-key strings, compared byte-wise.
 type SortKeys struct {
 	ReviewedAt string
 	UpdatedAt  string

@@ -20,8 +20,8 @@ const SchemaVersionCurrent = "v2"
 const RAGCompatSlot = "rag-compat"
 
 // Item is one ground-truth item: a curated conversation plus what a curator needs to judge
-// it (domain-and-tags.md §1). Free-form values are kept as raw JSON so numbers round-trip
-// exactly; a RawMessage is never modified in place, so copies may share it.
+// it. Free-form values are kept as raw JSON so numbers round-trip exactly; a RawMessage is
+// never modified in place, so copies may share it.
 type Item struct {
 	ID             string
 	DatasetName    string
@@ -108,7 +108,7 @@ type PluginPayload struct {
 
 var emptyObject = json.RawMessage(`{}`)
 
-// NewItem returns an item with every default of domain-and-tags.md §1.1 set.
+// NewItem returns an item with every field default set.
 func NewItem(datasetName, id string) *Item {
 	return &Item{
 		ID:             id,
@@ -247,7 +247,7 @@ func (it *Item) fillDefaults() {
 	}
 }
 
-// IsUserRole reports whether a history role is the user's (domain-and-tags.md §1.3).
+// IsUserRole reports whether a history role is the user's.
 func IsUserRole(role string) bool { return strings.EqualFold(strings.TrimSpace(role), "user") }
 
 // QuestionText is the trimmed msg of the last user turn with text, or "".
@@ -287,11 +287,10 @@ type Reference struct {
 	MessageIndex *int64
 }
 
-// References reads plugins["rag-compat"].data.references, the only place references live
-// (domain-and-tags.md §1.4). Entries that are not objects with a non-blank string url are
-// skipped; a data object that is not valid JSON, or a references value that is not an
-// array, has no references. Every write and every plugin run reads them, so this walks the
-// bytes once instead of decoding maps.
+// References reads plugins["rag-compat"].data.references, the only place references live.
+// Entries that are not objects with a non-blank string url are skipped; a data object that
+// is not valid JSON, or a references value that is not an array, has no references. Every
+// write and every plugin run reads them, so this walks the bytes once instead of decoding maps.
 func References(it *Item) []Reference {
 	p, ok := it.Plugins[RAGCompatSlot]
 	if !ok {
@@ -394,8 +393,8 @@ func ReferenceCount(it *Item) int { return len(References(it)) }
 type encodeMode int
 
 const (
-	wireMode   encodeMode = iota // api.md §2.1: every key, nulls written, tags and _etag, milliseconds
-	storedMode                   // export-storage-migration.md §3.5: no tags/_etag, null top-level keys omitted, microseconds
+	wireMode   encodeMode = iota // API form: every key, nulls written, tags and _etag, milliseconds
+	storedMode                   // stored form: no tags/_etag, null top-level keys omitted, microseconds
 )
 
 // MarshalJSON encodes the item as the API returns it.
@@ -408,7 +407,7 @@ func (it *Item) MarshalJSON() ([]byte, error) {
 // AppendAPIJSON appends the API form of the item to buf.
 func (it *Item) AppendAPIJSON(buf *bytes.Buffer) { it.appendJSON(buf, wireMode) }
 
-// CanonicalJSON returns the stored form of the item (export-storage-migration.md §3.5).
+// CanonicalJSON returns the stored form of the item.
 func (it *Item) CanonicalJSON() []byte {
 	var buf bytes.Buffer
 	it.appendJSON(&buf, storedMode)
@@ -662,7 +661,7 @@ func (h *HistoryEntry) appendJSON(buf *bytes.Buffer) {
 	o.end()
 }
 
-// MarshalJSON encodes the history entry; null optional keys are left out (api.md §2.2).
+// MarshalJSON encodes the history entry; null optional keys are left out.
 func (h HistoryEntry) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	h.appendJSON(&buf)
@@ -690,7 +689,7 @@ func (tc *ToolCall) appendJSON(buf *bytes.Buffer) {
 
 // --- stored form decoding ------------------------------------------------------------------
 
-// DecodeStoredItem reads a canonical document written by CanonicalJSON. Missing nullable
-// keys read as null and unknown keys are ignored (export-storage-migration.md §3.5). The
-// ETag is not part of the document; the store sets it.
+// DecodeStoredItem reads a canonical document written by CanonicalJSON. Missing nullable keys
+// read as null and unknown keys are ignored. The ETag is not part of the document; the store
+// sets it.
 func DecodeStoredItem(doc []byte) (*Item, error) { return decodeStored(doc) }

@@ -17,7 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Job statuses (api.md §3.5).
+// Job statuses.
 const (
 	JobQueued    = "queued"
 	JobRunning   = "running"

@@ -13,8 +13,8 @@ import (
 )
 
 // Maintenance is raw access to every item document, legacy ones included, for gtc migrate
-// only (export-storage-migration.md §3.2, §5.2). Documents without docType but with a
-// datasetName count as items; curation and other documents do not.
+// only. Documents without docType but with a datasetName count as items; curation and other
+// documents do not.
 type Maintenance interface {
 	// ScanRaw returns the next page of item documents of datasets (empty = every dataset),
 	// in an order the store chooses, starting after cursor ("" = from the beginning). Next is
@@ -109,7 +109,7 @@ func (e *MoveIncompleteError) Error() string {
 // Unwrap makes errors.Is(err, ErrPreconditionFailed) hold.
 func (e *MoveIncompleteError) Unwrap() error { return ErrPreconditionFailed }
 
-// StoreStatus is what a store knows about its own state (export-storage-migration.md §3.2).
+// StoreStatus is what a store knows about its own state.
 type StoreStatus struct {
 	Backend string `json:"backend"` // "sqlite" or "cosmos"
 	// IndexComplete: every item document is in the current storage format (SQLite: nothing

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// PII pattern types reported in PIIWarning.PatternType (domain-and-tags.md §8.1).
+// PII pattern types reported in PIIWarning.PatternType.
 const (
 	PIIPatternEmail = "email"
 	PIIPatternPhone = "phone"
@@ -20,15 +20,14 @@ const (
 // piiSnippetWindow is how many code points of context a snippet shows on each side.
 const piiSnippetWindow = 20
 
-// PIIWarnings scans the texts of an item for e-mail addresses and US phone numbers
-// (domain-and-tags.md §8.1) and returns one warning per match: fields in the order of §8.1,
-// and within one field every e-mail hit before every phone hit. It returns nil when nothing
-// is found.
+// PIIWarnings scans the texts of an item for e-mail addresses and US phone numbers and
+// returns one warning per match: fields in the order scanned below, and within one field
+// every e-mail hit before every phone hit. It returns nil when nothing is found.
 //
-// The patterns of §8.1 need look-around for their word boundaries, which RE2 lacks; the
-// scanners below reproduce the RE2 construction of §8.1 exactly (pii_test.go checks them
-// against it on random input) without a regexp run, and every text is first tested for an
-// `@` or ten ASCII digits so the common text costs one pass and no allocation.
+// The patterns need look-around for their word boundaries, which RE2 lacks; the scanners
+// below reproduce an RE2 construction of them exactly (pii_test.go spells it out and checks
+// them against it on random input) without a regexp run, and every text is first tested for
+// an `@` or ten ASCII digits so the common text costs one pass and no allocation.
 func PIIWarnings(it *Item) []PIIWarning {
 	s := piiScanners.Get().(*piiScanner)
 	defer s.release()
@@ -51,7 +50,7 @@ func PIIWarnings(it *Item) []PIIWarning {
 	if it.ScenarioID != "" {
 		s.scan(it.ScenarioID, "scenarioId")
 	}
-	// Typed objects in the key order of domain-and-tags.md §1.2, null members skipped.
+	// Typed objects in the field order of their item.go types, null members skipped.
 	for i := range it.ContextEntries {
 		ce := &it.ContextEntries[i]
 		s.str(ce.Key, "contextEntries", i, ".key")
@@ -386,8 +385,8 @@ func piiMaybeRaw(v []byte) bool {
 	return false
 }
 
-// nextEmail finds the first e-mail match of §8.1 starting at or after byte from, where
-// from is 0 or the end of the previous match. It returns -1, -1 when there is none.
+// nextEmail finds the first e-mail match starting at or after byte from, where from is 0 or
+// the end of the previous match. It returns -1, -1 when there is none.
 //
 // Why this equals the RE2 construction: the local part cannot contain `@`, and the
 // character before a match may not be in the local-part class, so for each `@` the only
@@ -431,10 +430,10 @@ func nextEmail(t string, from int) (start, end int) {
 	return -1, -1
 }
 
-// nextPhone finds the first phone match of §8.1 starting at or after byte from (0, or the
-// end of the previous match). It returns -1, -1 when there is none. Starts are tried left
-// to right, and at each start the alternatives in the order RE2's leftmost-first semantics
-// prefers them, so the first success is the match RE2 reports.
+// nextPhone finds the first phone match starting at or after byte from (0, or the end of the
+// previous match). It returns -1, -1 when there is none. Starts are tried left to right, and
+// at each start the alternatives in the order RE2's leftmost-first semantics prefers them, so
+// the first success is the match RE2 reports.
 func nextPhone(t string, from int) (start, end int) {
 	for s := from; s < len(t); s++ {
 		c := t[s]
@@ -818,8 +817,8 @@ func (t *jsonTape) strBytes(k int32) []byte {
 }
 
 // appendMembers appends the members of object token k to dst in sorted key order (byte
-// order, as sort.Strings; domain-and-tags.md Appendix B.10). Of a repeated key only the
-// last value is kept, as the request parser does.
+// order, as sort.Strings). Of a repeated key only the last value is kept, as the request
+// parser does.
 func (t *jsonTape) appendMembers(dst []tapeMember, k int32) []tapeMember {
 	base := len(dst)
 	for j := k + 1; j < t.toks[k].next; j = t.toks[j+1].next {

@@ -39,7 +39,7 @@ func commentItem(text string) *Item {
 	return it
 }
 
-// The normative examples of domain-and-tags.md §8.1, each scanned as the item's comment.
+// Worked examples of the PII patterns, each scanned as the item's comment.
 func TestPIIExamples(t *testing.T) {
 	email := func(snippet string, pos int) piiHit { return piiHit{PIIPatternEmail, snippet, pos} }
 	phone := func(snippet string, pos int) piiHit { return piiHit{PIIPatternPhone, snippet, pos} }
@@ -148,7 +148,8 @@ func TestPIICodePoints(t *testing.T) {
 	assert.Equal(t, 1, ws[0].Position)
 }
 
-// A single e-mail in the only user turn is reported twice (domain-and-tags.md §10 item 23).
+// A single e-mail in the only user turn is reported twice, by design:
+// as history.question and as history[0].msg.
 func TestPIIQuestionReportedTwice(t *testing.T) {
 	it := NewItem("ds", "gen-id")
 	it.History = []HistoryEntry{U("Contact me at bob@example.com")}
@@ -164,8 +165,8 @@ func TestPIIQuestionReportedTwice(t *testing.T) {
 	assert.JSONEq(t, `{"item_id":"gen-id","field":"history.question","pattern_type":"email","snippet":"Contact me at [b***@e***e.com]","position":14}`, string(js))
 }
 
-// Every scanned field in the order of §8.1, with its label: typed objects in the key order
-// of §1.2, free-form objects in sorted key order, arrays by index.
+// Every scanned field in scan order, with its label: typed objects in the field order of
+// their item.go types, free-form objects in sorted key order, arrays by index.
 func TestPIIFieldOrderAndLabels(t *testing.T) {
 	const e, p = "a@b.io", "555-123-4567"
 	str := func(s string) *string { return &s }
@@ -262,7 +263,7 @@ func TestPIIRawValues(t *testing.T) {
 	assert.Nil(t, PIIWarnings(NewItem("ds", "i")))
 }
 
-// --- the scanners against the RE2 construction of §8.1 ------------------------------------
+// --- the scanners against the RE2 construction of the patterns -----------------------------
 
 const (
 	refEmailCore = `[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`
@@ -277,7 +278,8 @@ var (
 	refPhoneNext  = regexp.MustCompile(`[^A-Za-z0-9_+(](` + refPhoneCore + `)` + refAfter)
 )
 
-// refMatches applies the construction of §8.1 literally.
+// refMatches applies the RE2 construction literally: each match of first (at the start) or
+// next (resuming one byte before the previous match's end) reports capture group 1.
 func refMatches(first, next *regexp.Regexp, t string) [][2]int {
 	var out [][2]int
 	for p := 0; p <= len(t); {

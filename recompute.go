@@ -21,8 +21,8 @@ type RecomputeRequest struct {
 	DryRun  bool
 }
 
-// RecomputeResult is the summary of a recompute (api.md §3.4.8); the keys are snake_case,
-// as in the reference backend.
+// RecomputeResult is the summary of a recompute; the keys are snake_case, as in the
+// reference backend.
 type RecomputeResult struct {
 	Total      int      `json:"total"`
 	Processed  int      `json:"processed"`
@@ -59,13 +59,12 @@ type RecomputeHooks struct {
 // writes are queued at once and share commits.
 const recomputeWorkers = 64
 
-// RecomputeTags refreshes the stored computed tags (domain-and-tags.md §6.5): items are read
-// page by page in (datasetName, id) order, the tag pipeline runs on their stored manual tags,
-// and changed items are written conditionally on the ETag read, retried from a fresh read up
-// to 3 times. The write changes the tag lists and the ETag only: updatedAt, the approval
-// stamps and the assignment are left alone. Per-item problems are listed in the result; only
-// a job-level failure (the store unreachable) returns an error. Memory stays bounded by one
-// page.
+// RecomputeTags refreshes the stored computed tags: items are read page by page in
+// (datasetName, id) order, the tag pipeline runs on their stored manual tags, and changed
+// items are written conditionally on the ETag read, retried from a fresh read up to 3 times.
+// The write changes the tag lists and the ETag only: updatedAt, the approval stamps and the
+// assignment are left alone. Per-item problems are listed in the result; only a job-level
+// failure (the store unreachable) returns an error. Memory stays bounded by one page.
 func (c *Curator) RecomputeTags(ctx context.Context, req RecomputeRequest, hooks RecomputeHooks) (*RecomputeResult, error) {
 	start := time.Now()
 	spec := ScanSpec{Order: ByDatasetID}
@@ -176,7 +175,8 @@ type recomputeOutcome struct {
 	fatal error
 }
 
-// recomputeOne handles one item: steps a–d of §6.5, with the re-read on a lost race.
+// recomputeOne handles one item: run the tag pipeline, compare, write when changed, and
+// re-read and retry on a lost race.
 func (c *Curator) recomputeOne(ctx context.Context, cur *Item, dryRun bool) recomputeOutcome {
 	out := RecomputeItem{DatasetName: cur.DatasetName, ID: cur.ID}
 	for attempt := 1; ; attempt++ {

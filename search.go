@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// SearchResult is one hit of the reference search (api.md §3.9).
+// SearchResult is one hit of the reference search.
 type SearchResult struct {
 	ID    string  `json:"id"`
 	URL   string  `json:"url"`
@@ -92,7 +92,7 @@ type ReferencePayload struct {
 const DefaultSearchPageSize = 100
 
 // ReferenceSearch is the provider of GTC_SEARCH_BACKEND=references: a substring search over
-// the stored references of every item that is not deleted (api.md §3.9).
+// the stored references of every item that is not deleted.
 type ReferenceSearch struct {
 	items    ItemStore
 	pageSize int

@@ -1,6 +1,6 @@
 package gtc
 
-// Status is the curation state of an item (domain-and-tags.md §1.5).
+// Status is the curation state of an item.
 type Status string
 
 // The four statuses.

@@ -23,8 +23,8 @@ type Key struct {
 
 func (k Key) String() string { return k.DatasetName + "/" + k.Bucket + "/" + k.ID }
 
-// Store errors (export-storage-migration.md §3.4.4). Stores wrap every driver or SDK error
-// into one of these, keeping the cause for logs, so errors.Is works on both.
+// Store errors. Stores wrap every driver or SDK error into one of these, keeping the cause
+// for logs, so errors.Is works on both.
 var (
 	ErrNotFound               = errors.New("store: not found")
 	ErrConflict               = errors.New("store: already exists")
@@ -82,9 +82,9 @@ type Store interface {
 	Ping(ctx context.Context) error
 	// Backend names the implementation ("sqlite", "cosmos").
 	Backend() string
-	// Maintenance is raw access to every item document, for gtc migrate (§5.2).
+	// Maintenance is raw access to every item document, for gtc migrate.
 	Maintenance() Maintenance
-	// AgentOperations is the agent audit log (agent-tools.md §4.6).
+	// AgentOperations is the agent audit log.
 	AgentOperations() AgentOperationStore
 	// Status reports the backend, the index and registry state and the pending-migration
 	// estimate.
@@ -92,7 +92,7 @@ type Store interface {
 	Close() error
 }
 
-// ItemStore keeps ground-truth items (export-storage-migration.md §3.2–§3.4).
+// ItemStore keeps ground-truth items.
 type ItemStore interface {
 	Get(ctx context.Context, k Key) (*Item, error)
 	Locate(ctx context.Context, datasetName, id string) (Key, error)
@@ -149,7 +149,7 @@ type Filter struct {
 	AssignedTo     *string  // exact; a pointer to "" means unassigned
 }
 
-// SortKey names an ordering (export-storage-migration.md §3.4.2).
+// SortKey names an ordering.
 type SortKey string
 
 // The orderings every store offers.
@@ -330,10 +330,10 @@ func Update(ctx context.Context, s ItemStore, k Key, fn func(cur *Item) (*Item, 
 	return nil, ErrConcurrentModification
 }
 
-// SoftDelete sets status deleted and keeps the assignment (api.md §2.6). expect is the
-// client's token ("" = none); a non-empty token that does not match gives
-// ErrPreconditionFailed and is never retried. prepare stamps updatedAt and refreshes the
-// computed tags. An item that is already deleted is returned without a write.
+// SoftDelete sets status deleted and keeps the assignment. expect is the client's token
+// ("" = none); a non-empty token that does not match gives ErrPreconditionFailed and is never
+// retried. prepare stamps updatedAt and refreshes the computed tags. An item that is already
+// deleted is returned without a write.
 func SoftDelete(ctx context.Context, s ItemStore, k Key, expect string, prepare func(*Item) error) (*Item, error) {
 	return Update(ctx, s, k, func(cur *Item) (*Item, error) {
 		if expect != "" && !SameETag(expect, cur.ETag) {

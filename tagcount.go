@@ -5,10 +5,10 @@ import (
 	"strings"
 )
 
-// TagCountSpec selects the items whose tags are counted (agent-tools.md §5.4) and says which
-// tags are computed: a tag equal to one of ComputedKeys or starting with one of
-// ComputedPrefixes is computed, every other tag is manual. The root knows no plugins, so the
-// caller passes what its plugin registry reserves.
+// TagCountSpec selects the items whose tags are counted and says which tags are computed: a
+// tag equal to one of ComputedKeys or starting with one of ComputedPrefixes is computed,
+// every other tag is manual. The root knows no plugins, so the caller passes what its plugin
+// registry reserves.
 type TagCountSpec struct {
 	DatasetName      string // "" = every dataset
 	Status           Status // "" = every status

@@ -2,10 +2,9 @@ package gtc
 
 import "strings"
 
-// Tagger prepares the tags of every item the service writes (domain-and-tags.md §6.1). No
-// write path bypasses it: it normalizes rawManual, strips computed keys, recomputes the
-// computed tags, and, when validate is true, runs the tag validators. It sets the item's
-// ManualTags and ComputedTags.
+// Tagger prepares the tags of every item the service writes. No write path bypasses it: it
+// normalizes rawManual, strips computed keys, recomputes the computed tags, and, when
+// validate is true, runs the tag validators. It sets the item's ManualTags and ComputedTags.
 type Tagger interface {
 	// NormalizeManual normalizes raw manual tags (de-duplicated, sorted) or returns a
 	// *TagFormatError naming every bad entry.

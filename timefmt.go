@@ -5,8 +5,7 @@ import (
 	"time"
 )
 
-// Date-times go out with milliseconds (api.md §1.4) and are stored with microseconds
-// (export-storage-migration.md §3.5).
+// Date-times go out with milliseconds and are stored with microseconds.
 const (
 	APITimeLayout    = "2006-01-02T15:04:05.000Z"
 	StoredTimeLayout = "2006-01-02T15:04:05.000000Z"
@@ -25,7 +24,7 @@ var errBadTime = errors.New("must be an RFC 3339 date-time")
 func ParseTime(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		// RFC 3339 needs an offset; api.md §1.4 reads an offset-less value as UTC.
+		// RFC 3339 needs an offset; the API reads an offset-less value as UTC.
 		t, err = time.ParseInLocation("2006-01-02T15:04:05.999999999", s, time.UTC)
 		if err != nil {
 			return time.Time{}, errBadTime

@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// TagStore is the one global set of manual tags curators build up (domain-and-tags.md
-// §3.3c). Add and Remove are read-modify-write of one record, conditional on its ETag and
-// retried, so concurrent calls never lose each other's changes. Callers pass normalized tags.
+// TagStore is the one global set of manual tags curators build up. Add and Remove are
+// read-modify-write of one record, conditional on its ETag and retried, so concurrent calls
+// never lose each other's changes. Callers pass normalized tags.
 type TagStore interface {
 	// List returns the stored tags, sorted and unique.
 	List(ctx context.Context) ([]string, error)
@@ -64,7 +64,7 @@ type TagVocabulary interface {
 	DeleteDefinition(ctx context.Context, key string) error
 }
 
-// TagSchema is the answer of GET /v1/tags/schema (domain-and-tags.md §7.2).
+// TagSchema is the answer of GET /v1/tags/schema.
 type TagSchema struct {
 	Version string           `json:"version"`
 	Groups  []TagGroupSchema `json:"groups"`
@@ -84,7 +84,7 @@ type TagDependency struct {
 	Value string `json:"value"`
 }
 
-// Glossary is the answer of GET /v1/tags/glossary (domain-and-tags.md §7.3).
+// Glossary is the answer of GET /v1/tags/glossary.
 type Glossary struct {
 	Version string          `json:"version"`
 	Groups  []GlossaryGroup `json:"groups"`

@@ -30,7 +30,7 @@ import (
 
 // The hostile-request table: every row sends one request an attacker or a broken client could
 // send, and checks three things a user would notice: the exact status (a 4xx, or the 2xx the
-// spec documents for that input, never a 5xx), an error body that names the problem without
+// API documents for that input, never a 5xx), an error body that names the problem without
 // leaking internals, and a store, tag store, glossary and export storage left exactly as they
 // were.
 
@@ -736,7 +736,7 @@ func TestAbuseTable(t *testing.T) {
 	}
 	if h.store.Backend() == "cosmos" {
 		// Cosmos DB cannot hold a definition whose key has / \ ? or # (SQLite can, and
-		// api.md §3.7.6 allows any key of 1–200 characters, so there it is a plain write).
+		// the API allows any key of 1–200 characters, so there it is a plain write).
 		rows = append(rows, abuseRow{name: "POST tag definition with a key Cosmos DB cannot hold", method: "POST", path: "/v1/tags/definitions",
 			body: `{"tag_key":"..\\..\\x?#/y","description":"d"}`, status: 422, code: "VALIDATION_ERROR", field: "tag_key"})
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/gtc-dev/gtc/tagging"
 )
 
-// agentRoutes adds the LLM tool endpoint (api.md §3.11, agent-tools.md §3): the listing and
+// agentRoutes adds the LLM tool endpoint: the listing and
 // invocation under the prefix, and the MCP server on /mcp. Each part is served only when
 // there is a registry and its setting is on; otherwise its paths are unknown routes.
 func (s *Server) agentRoutes() {
@@ -103,7 +103,7 @@ func rewindBody(next echo.HandlerFunc) echo.HandlerFunc {
 
 // mcpErrors gives the SDK's plain-text HTTP errors (a wrong Accept header, an unsupported
 // protocol version, a body that is not JSON-RPC) the API's error body, so every answer of
-// status ≥ 400 is JSON (api.md §1.6). JSON-RPC errors pass unchanged: MCP clients read them.
+// status ≥ 400 is JSON. JSON-RPC errors pass unchanged: MCP clients read them.
 func mcpErrors(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cw := &plainErrorCatcher{ResponseWriter: w}

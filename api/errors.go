@@ -10,7 +10,7 @@ import (
 	"github.com/gtc-dev/gtc"
 )
 
-// statusOf maps every gtc error code to its HTTP status (api.md §1.6). It is the one place
+// statusOf maps every gtc error code to its HTTP status. It is the one place
 // where codes meet statuses.
 var statusOf = map[string]int{
 	gtc.CodeInvalidQuery:           http.StatusBadRequest,

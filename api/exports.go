@@ -50,8 +50,7 @@ func (s *Server) extendDeadline(c echo.Context) (context.Context, context.Cancel
 	return context.WithTimeout(c.Request().Context(), d)
 }
 
-// runExport resolves, queues for a slot and runs one export in the requested delivery mode
-// (api.md §3.10.3, export-storage-migration.md §1.11).
+// runExport resolves, queues for a slot and runs one export in the requested delivery mode.
 func (s *Server) runExport(c echo.Context, req *gtc.ExportRequest) error {
 	if s.exp == nil {
 		return errNoExports

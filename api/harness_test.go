@@ -261,7 +261,7 @@ func (h *harness) do(r req) *response {
 func (h *harness) get(path string) *response { return h.do(req{Method: http.MethodGet, Path: path}) }
 
 // check validates the response against the document, and the error body shape of every
-// status ≥ 400 (api.md §1.6).
+// status ≥ 400.
 func (h *harness) check(hr *http.Request, reqBody []byte, res *response, noRoute bool) {
 	h.t.Helper()
 	require.Equal(h.t, "nosniff", res.Header.Get("X-Content-Type-Options"))
@@ -349,7 +349,7 @@ func (h *harness) snapshot() []string {
 	return out
 }
 
-// etagHeader is the ETag header a body token must come with (api.md §1.7): the token
+// etagHeader is the ETag header a body token must come with: the token
 // itself when it is quoted (SQLite's tokens, real Cosmos DB's), else the token in quotes
 // (the Cosmos DB test server's bare UUIDs).
 func etagHeader(t *testing.T, tok any) string {

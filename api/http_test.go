@@ -249,7 +249,7 @@ func TestDocumentMatchesRoutes(t *testing.T) {
 	for _, r := range h.api.Routes() {
 		p := r.Path
 		if p == "/mcp" {
-			continue // the MCP server is not part of the document (api.md §3.2.1)
+			continue // the MCP server is not part of the document
 		}
 		for _, seg := range strings.Split(p, "/") {
 			if strings.HasPrefix(seg, ":") {

@@ -14,8 +14,7 @@ import (
 	"github.com/gtc-dev/gtc"
 )
 
-// writeJSON answers with compact JSON: UTF-8, no HTML escaping, non-ASCII kept as is
-// (api.md §1.3).
+// writeJSON answers with compact JSON: UTF-8, no HTML escaping, non-ASCII kept as is.
 func writeJSON(c echo.Context, status int, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -42,7 +41,7 @@ func writeRaw(c echo.Context, status int, b []byte) error {
 	return err
 }
 
-// writeItem answers with one item and its ETag header (api.md §1.7).
+// writeItem answers with one item and its ETag header.
 func writeItem(c echo.Context, status int, it *gtc.Item) error {
 	var buf bytes.Buffer
 	it.AppendAPIJSON(&buf)

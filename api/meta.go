@@ -56,7 +56,7 @@ func (s *Server) schemaDoc() *openapi.Doc {
 }
 
 // handleSchemas lists the component schemas: {name, title} objects, then the names again as
-// strings, the form of the reference backend (api.md §3.2.3).
+// strings, the form of the reference backend.
 func (s *Server) handleSchemas(c echo.Context) error {
 	doc := s.schemaDoc()
 	names := doc.SchemaNames()

@@ -20,7 +20,7 @@ const maxQueryParams = 10000
 const msgBadEncoding = "invalid percent-encoding"
 
 // queryParams reads query values: the first occurrence of a single-valued parameter wins,
-// and every schema problem is collected for one 422 (api.md §1.2).
+// and every schema problem is collected for one 422.
 type queryParams struct {
 	v    url.Values
 	bad  map[string]bool // names with a value that is not valid percent-encoding
@@ -31,7 +31,7 @@ type queryParams struct {
 // newQueryParams splits the raw query itself instead of using url.Values: net/url drops a
 // pair with a bad escape and, past maxQueryParams, every pair, without a word, so a filter
 // could vanish from a request that still answered 200. Here a bad value is a 422 when its
-// parameter is read (unknown parameters stay ignored, api.md §1.2), too many parameters a
+// parameter is read (unknown parameters stay ignored), too many parameters a
 // 422 for the request, and ";" is an ordinary character, as in browsers' URLSearchParams.
 func newQueryParams(u *url.URL) *queryParams {
 	q := &queryParams{v: url.Values{}}
@@ -168,7 +168,7 @@ func invalidQuery(format string, args ...any) error {
 
 var statusNames = []string{"draft", "approved", "skipped", "deleted"}
 
-// parseList reads the explorer list query (api.md §3.4.3, §1.8). Schema problems come
+// parseList reads the explorer list query. Schema problems come
 // first as one 422; then the rules, in parameter order, as 400s.
 func (s *Server) parseList(u *url.URL) (gtc.ListRequest, error) {
 	q := newQueryParams(u)
@@ -258,7 +258,7 @@ func (s *Server) parseList(u *url.URL) (gtc.ListRequest, error) {
 	return req, nil
 }
 
-// checkPage applies the paging rules of api.md §1.8 once page and limit are integers: page
+// checkPage applies the paging rules once page and limit are integers: page
 // at least 1, a limit inside the configured range, an absent limit clamped into it.
 func (s *Server) checkPage(page, limit int, limitSet bool) (int, error) {
 	if page < 1 {
@@ -284,7 +284,7 @@ func pageOffset(page, limit int) int {
 	return (page - 1) * limit
 }
 
-// parseExportList reads the query of GET /v1/exports (api.md §3.10.6): page and limit.
+// parseExportList reads the query of GET /v1/exports: page and limit.
 func (s *Server) parseExportList(u *url.URL) (page, limit int, err error) {
 	q := newQueryParams(u)
 	page = q.integer("page", 1)
@@ -299,7 +299,7 @@ func (s *Server) parseExportList(u *url.URL) (page, limit int, err error) {
 	return page, limit, nil
 }
 
-// parseSearch reads the query of GET /v1/search (api.md §3.9): q, trimmed and required, and
+// parseSearch reads the query of GET /v1/search: q, trimmed and required, and
 // top in 1..50 (default 5).
 func parseSearch(u *url.URL) (text string, top int, err error) {
 	q := newQueryParams(u)
@@ -317,8 +317,8 @@ func parseSearch(u *url.URL) (text string, top int, err error) {
 	return text, top, nil
 }
 
-// parseStatusFilter reads the optional status enum of GET /v1/ground-truths/{datasetName}
-// (api.md §3.4.4); nil when absent.
+// parseStatusFilter reads the optional status enum of GET /v1/ground-truths/{datasetName};
+// nil when absent.
 func parseStatusFilter(u *url.URL) (*gtc.Status, error) {
 	q := newQueryParams(u)
 	st := q.enum("status", statusNames...)
@@ -332,7 +332,7 @@ func parseStatusFilter(u *url.URL) (*gtc.Status, error) {
 	return &v, nil
 }
 
-// parseRecompute reads the query of POST /v1/ground-truths/recompute-tags (api.md §3.4.8).
+// parseRecompute reads the query of POST /v1/ground-truths/recompute-tags.
 func parseRecompute(u *url.URL) (req gtc.RecomputeRequest, params recomputeParams, async bool, err error) {
 	q := newQueryParams(u)
 	st := q.enum("status", statusNames...)
@@ -353,7 +353,7 @@ func parseRecompute(u *url.URL) (req gtc.RecomputeRequest, params recomputeParam
 	return req, params, async, nil
 }
 
-// parseImportOptions reads the query of POST /v1/ground-truths (api.md §3.4.2).
+// parseImportOptions reads the query of POST /v1/ground-truths.
 func parseImportOptions(u *url.URL) (gtc.ImportOptions, error) {
 	q := newQueryParams(u)
 	opts := gtc.ImportOptions{Approve: q.boolean("approve", false), RegisterTags: q.boolean("registerTags", false)}

@@ -14,9 +14,9 @@ import (
 // FuzzQueryParams feeds arbitrary query strings to every query parser of the API (the
 // explorer list, the dataset list, search, the export list, recompute and import) and checks
 // that none panics, that a refusal is a *gtc.Error with a 4xx status, and that what is
-// accepted stays within the documented bounds (api.md §1.2, §1.8, §3.4.2–§3.4.8, §3.9,
-// §3.10.6). For a query net/url reads without complaint, the parsed values must also be the
-// ones net/url sees: the product splits the query itself and must not drift from it.
+// accepted stays within the documented bounds. For a query net/url reads without complaint,
+// the parsed values must also be the ones net/url sees: the product splits the query itself
+// and must not drift from it.
 func FuzzQueryParams(f *testing.F) {
 	for _, seed := range []string{
 		"",

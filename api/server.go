@@ -33,7 +33,7 @@ import (
 	"github.com/gtc-dev/gtc/export"
 )
 
-// FrontendConfig is what GET /v1/config tells the curator web frontend (api.md §3.3).
+// FrontendConfig is what GET /v1/config tells the curator web frontend.
 type FrontendConfig struct {
 	RequireReferenceVisit   bool     `json:"requireReferenceVisit"`
 	RequireKeyParagraph     bool     `json:"requireKeyParagraph"`
@@ -303,7 +303,7 @@ func (s *Server) sameOrigin() echo.MiddlewareFunc {
 
 // routeGuard answers what echo's router would get wrong for this API: OPTIONS is not
 // handled (405 with Allow, never 204), and paths with an empty segment or a trailing slash
-// never match a route (api.md §1.1).
+// never match a route.
 func (s *Server) routeGuard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
@@ -387,7 +387,7 @@ func requireBody(c echo.Context) ([]byte, error) {
 	return b, nil
 }
 
-// param returns a path parameter percent-decoded once (api.md §1.1). echo leaves the
+// param returns a path parameter percent-decoded once. echo leaves the
 // parameters encoded when it routed on the raw path.
 func param(c echo.Context, name string) string {
 	v := c.Param(name)

@@ -18,7 +18,7 @@ import (
 	"github.com/gtc-dev/gtc"
 )
 
-// StaticOptions configure the static single-page app (api.md §1.10): GTC_FRONTEND_DIR,
+// StaticOptions configure the static single-page app: GTC_FRONTEND_DIR,
 // GTC_FRONTEND_INDEX and GTC_FRONTEND_CACHE_SECONDS. An empty Dir serves nothing.
 type StaticOptions struct {
 	Dir          string // the built SPA; empty: no static files
@@ -33,7 +33,7 @@ func (o StaticOptions) index() string {
 	return o.Index
 }
 
-// ValidateStatic is the startup check of api.md §1.10 (rule 10 of the settings): with Dir
+// ValidateStatic is the startup check of the static app settings: with Dir
 // set, Dir must be a directory that holds the index file as a regular file. The index is
 // looked up through os.Root, so an index name that leaves the directory fails too.
 func ValidateStatic(o StaticOptions) error {
@@ -66,12 +66,12 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// EnableStatic makes the server also serve the SPA of o (api.md §1.10). It runs the startup
+// EnableStatic makes the server also serve the SPA of o. It runs the startup
 // check and returns its error; with an empty Dir it does nothing. Call it once, after New
 // and before the server handles requests.
 //
 // The static handler runs as the last middleware, after identity and the route guard, so
-// the check order of §1.6 holds: identity (401/403) first, then a path that matched a
+// the API's error precedence holds: identity (401/403) first, then a path that matched a
 // route (or a known path with another method, 405) is never served from the directory.
 // It is deliberately not echo's RouteNotFound("/*") handler: a catch-all not-found route
 // is also taken for known paths with an unknown method, which would turn every 405 into
@@ -119,7 +119,7 @@ type staticSite struct {
 	log      *slog.Logger
 }
 
-// routeNotFound is the 404 of an unknown path (api.md §1.1), the same body echo's own
+// routeNotFound is the 404 of an unknown path, the same body echo's own
 // not-found answer gets from the error handler.
 func routeNotFound() error {
 	return &gtc.Error{Code: gtc.CodeRouteNotFound, Message: "Not Found"}
@@ -207,7 +207,8 @@ func cleanStaticPath(p string) (rel string, ok bool) {
 	return rel, true
 }
 
-// isReserved reports whether p is one of the reserved paths of api.md §1.10 or below one.
+// isReserved reports whether p is one of the reserved paths (the API prefix, probes, /mcp,
+// /docs, /swagger) or below one.
 func (st *staticSite) isReserved(p string) bool {
 	for _, r := range st.reserved {
 		if p == r || strings.HasPrefix(p, r+"/") {

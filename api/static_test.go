@@ -195,11 +195,11 @@ func TestStaticNeverServesReservedPaths(t *testing.T) {
 		res := staticGet(h, http.MethodGet, p)
 		requireRouteNotFound(t, res, p)
 	}
-	// /mcp is the MCP server, which takes POST only (agent-tools.md §3.4).
+	// /mcp is the MCP server, which takes POST only.
 	res = staticGet(h, http.MethodGet, "/mcp")
 	assert.Equal(t, http.StatusMethodNotAllowed, res.Status, "%s", res.Body)
 	assert.Equal(t, "METHOD_NOT_ALLOWED", res.Object(t)["code"])
-	// /docs and /swagger redirect to the API docs (api.md §3.2.2); whatever they answer,
+	// /docs and /swagger redirect to the API docs; whatever they answer,
 	// it is not the directory's file nor the index.
 	for _, p := range []string{"/docs", "/docs/index.html", "/swagger"} {
 		res := staticGet(h, http.MethodGet, p)
@@ -210,9 +210,9 @@ func TestStaticNeverServesReservedPaths(t *testing.T) {
 }
 
 // Static paths take GET and HEAD only. Other methods get 404 ROUTE_NOT_FOUND, not 405:
-// api.md §1.1 lists "anything else, GET/HEAD only" as the SPA and everything beyond it as
-// 404, and a 405 would claim that every path exists (the index fallback makes every path
-// "found" for GET), which no client can act on. Known API paths keep their 405.
+// the routing rules give the SPA only GET and HEAD on other paths and make everything beyond
+// that 404, and a 405 would claim that every path exists (the index fallback makes every
+// path "found" for GET), which no client can act on. Known API paths keep their 405.
 func TestStaticOtherMethods(t *testing.T) {
 	h := staticHarness(t)
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {

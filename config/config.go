@@ -1,5 +1,5 @@
 // Package config loads and validates the settings of every gtc command: GTC_* environment
-// variables read by envconfig into one struct (export-storage-migration.md §6).
+// variables read by envconfig into one struct.
 package config
 
 import (
@@ -71,8 +71,7 @@ type Config struct {
 	SqliteBusyTimeout     Duration `split_words:"true" default:"5s" desc:"how long a write waits for another process's lock"`
 	SqliteReadConnections int      `split_words:"true" default:"4" desc:"reader pool size (1-64)"`
 
-	// Azure Cosmos DB item store (export-storage-migration.md §3.7); read only with
-	// GTC_REPO_BACKEND=cosmos.
+	// Azure Cosmos DB item store; read only with GTC_REPO_BACKEND=cosmos.
 	CosmosEndpoint                 string    `split_words:"true" desc:"Cosmos DB account endpoint; required with cosmos"`
 	CosmosKey                      string    `split_words:"true" desc:"Cosmos DB account key (secret); unset: Entra ID via the default Azure credential"`
 	UseCosmosEmulator              Bool      `split_words:"true" default:"false" desc:"key auth with the well-known emulator key when no key is set"`
@@ -149,7 +148,7 @@ type Config struct {
 	SearchFieldTitle   string `split_words:"true" default:"title" desc:"search hit field used as title"`
 	SearchFieldChunk   string `split_words:"true" default:"chunk" desc:"search hit field used as chunk"`
 
-	// Agent tools (agent-tools.md §6).
+	// Agent tools.
 	AgentToolsEnabled       Bool     `split_words:"true" default:"true" desc:"serve /v1/agent/tools*"`
 	AgentMcpEnabled         Bool     `split_words:"true" default:"true" desc:"serve the MCP server on /mcp"`
 	AgentMaxItems           int      `split_words:"true" default:"10000" desc:"most items one agent tag operation may change"`
@@ -165,18 +164,19 @@ type Config struct {
 	AgentWriteRoles         CSV      `split_words:"true" desc:"roles allowed to execute agent tag changes (comma-separated); empty: any caller"`
 	AgentAuditRetentionDays int      `split_words:"true" default:"0" desc:"days agent audit entries are kept; 0 keeps them forever"`
 
-	// portSet records whether GTC_PORT was set explicitly (rule 4 of §6.3).
+	// portSet records whether GTC_PORT was set explicitly: only then does a
+	// different port in GTC_ADDR conflict.
 	portSet bool
 	// authModeSet records whether GTC_AUTH_MODE was set explicitly.
 	authModeSet bool
 	// cosmosSet lists the Cosmos DB settings that were set, for the warning while the
 	// backend is sqlite.
 	cosmosSet []string
-	// Ignored lists the accepted-but-ignored names that were set (§6.4).
+	// Ignored lists the accepted-but-ignored names that were set.
 	Ignored []string `ignored:"true"`
 }
 
-// ignoredNames are reference-backend settings accepted with a warning and no effect (§6.4).
+// ignoredNames are reference-backend settings accepted with a warning and no effect.
 var ignoredNames = map[string]string{
 	"GTC_COSMOS_DISABLE_UNICODE_ESCAPE":    "the lossy text rewriting for an old emulator is not carried over",
 	"GTC_COSMOS_ENABLE_ENDPOINT_DISCOVERY": "the Go SDK manages endpoint discovery",
@@ -308,7 +308,7 @@ func envconfigProblem(err error) string {
 
 var prefixRE = regexp.MustCompile(`^/[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*$`)
 
-// Validate checks values and combinations (§6.3) and returns every problem.
+// Validate checks values and combinations and returns every problem.
 func (c *Config) Validate() Problems {
 	var p Problems
 	enum := func(name, val string, allowed ...string) {
@@ -437,8 +437,8 @@ func (c *Config) Validate() Problems {
 	return p
 }
 
-// validateAgent checks the agent-tool limits (agent-tools.md §6): limits and durations are
-// positive, the preview TTL is at least a minute, and retention is not negative.
+// validateAgent checks the agent-tool limits: limits and durations are positive, the preview
+// TTL is at least a minute, and retention is not negative.
 func (c *Config) validateAgent() Problems {
 	var p Problems
 	for _, x := range []struct {
@@ -471,9 +471,9 @@ func (c *Config) validateAgent() Problems {
 	return p
 }
 
-// validateCosmos checks the Cosmos DB settings (rules 1, 2, 5 and 6 of §6.3). It runs only
-// with GTC_REPO_BACKEND=cosmos: with sqlite these settings have no effect and are warned
-// about instead, like the Blob settings while exports are local.
+// validateCosmos checks the Cosmos DB settings: values and ranges, the endpoint URL and its
+// credentials. It runs only with GTC_REPO_BACKEND=cosmos: with sqlite these settings have no
+// effect and are warned about instead, like the Blob settings while exports are local.
 func (c *Config) validateCosmos() Problems {
 	var p Problems
 	endpoint := c.CosmosEndpoint
@@ -565,8 +565,9 @@ func checkPEMBundle(path string) error {
 
 var containerRE = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$`)
 
-// validateExport checks the export settings (rules 1, 2, 7 and 12 of §6.3). The processor
-// names and internal fields are checked against the registry when it is built.
+// validateExport checks the export settings: values and ranges, the Blob container and
+// credential source, and a writable local directory. The processor names and internal
+// fields are checked against the registry when it is built.
 func (c *Config) validateExport() Problems {
 	var p Problems
 	between := func(name string, v, lo, hi int) {
@@ -634,8 +635,8 @@ func (c *Config) ExportLocalRoot() string {
 // TempDir is where exports keep their temporary files: $GTC_DATA_DIR/tmp.
 func (c *Config) TempDir() string { return filepath.Join(c.DataDir, "tmp") }
 
-// Warnings lists settings that are valid but probably not what was meant (§6.3): they are
-// logged once at startup.
+// Warnings lists settings that are valid but probably not what was meant: they are logged
+// once at startup.
 func (c *Config) Warnings() []string {
 	var w []string
 	for _, name := range c.Ignored {

@@ -20,7 +20,7 @@ import (
 	"github.com/gtc-dev/gtc"
 )
 
-// The settings this build reads, exactly as export-storage-migration.md §6.2 names them.
+// The settings this build reads, exactly as the Settings section of README.md names them.
 // Names() derives them from the struct the way envconfig does, so a field whose words split
 // unexpectedly (ObjectIDs → OBJECT_I_DS) fails here.
 var specNames = []string{

@@ -31,7 +31,7 @@ const (
 // SnapshotDir is the storage key of a snapshot's directory (without the trailing "/").
 func SnapshotDir(id string) string { return SnapshotsPrefix + id }
 
-// ArtifactResult is what an artifact export reports (api.md §3.10.3).
+// ArtifactResult is what an artifact export reports.
 type ArtifactResult struct {
 	Result
 	SnapshotDir  string // storage key of the directory

@@ -263,9 +263,9 @@ func fillFast(t testing.TB, st gtc.Store, n int) {
 	}
 }
 
-// TestMemoryDoesNotGrowWithItems is the flat-memory check of export-storage-migration.md
-// §1.15: the heap peak of a 50,000-item export stays within 32 MiB of a 5,000-item one, for
-// a stream, an attachment and an artifact.
+// TestMemoryDoesNotGrowWithItems is the flat-memory check: the heap peak of a 50,000-item
+// export stays within 32 MiB of a 5,000-item one, for a stream, an attachment and an
+// artifact.
 func TestMemoryDoesNotGrowWithItems(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 50,000-item store; skipped in -short mode")

@@ -11,11 +11,11 @@ import (
 )
 
 // buildDirect writes the fast-path record of an item straight from its fields: the item's
-// API JSON (api.md §2.1) with its top-level nulls dropped, in the record encoding (keys
-// sorted at every level), without writing the API JSON first and parsing it again. Only
-// the free-form parts (metadata, plugin data, tool arguments and responses, context values,
-// feedback values, the trace payload) go through the canonicalizer. A test holds it to
-// canonicalizing the item's API JSON (what BuildRecord decodes), byte for byte.
+// API JSON with its top-level nulls dropped, in the record encoding (keys sorted at every
+// level), without writing the API JSON first and parsing it again. Only the free-form parts
+// (metadata, plugin data, tool arguments and responses, context values, feedback values, the
+// trace payload) go through the canonicalizer. A test holds it to canonicalizing the item's
+// API JSON (what BuildRecord decodes), byte for byte.
 func buildDirect(it *gtc.Item, c *canon) (*rawRecord, error) {
 	w := &directWriter{c: c, b: make([]byte, 0, 4096)}
 	rec := &rawRecord{members: make([]rawMember, 0, 32)}

@@ -17,8 +17,7 @@ import (
 	"github.com/gtc-dev/gtc"
 )
 
-// Config is what an Exporter needs; zero values take the defaults of
-// export-storage-migration.md §6.2.
+// Config is what an Exporter needs; zero values take the defaults noted below.
 type Config struct {
 	Items            gtc.ItemStore     // nil: the exporter only reads stored snapshots
 	Artifacts        gtc.ArtifactStore // where artifact exports go and snapshots are read from
@@ -40,9 +39,8 @@ type Config struct {
 	MinFreeBytes uint64
 }
 
-// Exporter runs exports: the pipeline of export-storage-migration.md §1 from the item store
-// through the processors and a formatter to a writer, a spool or the artifact store, and the
-// reading of stored snapshots.
+// Exporter runs exports: the pipeline from the item store through the processors and a
+// formatter to a writer, a spool or the artifact store, and the reading of stored snapshots.
 type Exporter struct {
 	items        gtc.ItemStore
 	artifacts    gtc.ArtifactStore

@@ -6,9 +6,8 @@ import (
 	"io"
 )
 
-// Formatter turns records into the bytes of one export format
-// (export-storage-migration.md §1.9). Formatters are pure: file names beyond the stem and
-// extension are the delivery's business.
+// Formatter turns records into the bytes of one export format. Formatters are pure: file
+// names beyond the stem and extension are the delivery's business.
 type Formatter interface {
 	Name() string      // ^[a-z][a-z0-9_]{0,63}$, e.g. "json_items"
 	MediaType() string // full Content-Type value

@@ -55,10 +55,10 @@ func confined(t *testing.T, what, key string) {
 	}
 }
 
-// FuzzArtifactKeys checks the artifact key rules (gtc.ValidateKey, export-storage-migration.md
-// §2.2) against the file system's own idea of a path that stays under the root, and checks
-// that the key builder of the artifact writer (SnapshotDir, ItemFileName, §1.12) only builds
-// keys the validation accepts, one segment per item file, reversibly and without collisions.
+// FuzzArtifactKeys checks the artifact key rules (gtc.ValidateKey) against the file system's
+// own idea of a path that stays under the root, and checks that the key builder of the
+// artifact writer (SnapshotDir, ItemFileName) only builds keys the validation accepts, one
+// segment per item file, reversibly and without collisions.
 func FuzzArtifactKeys(f *testing.F) {
 	keys := []string{
 		"exports/snapshots/20250102T100000Z/manifest.json", "exports/snapshots/20250102T100000Z-2/ground-truth-items.jsonl",
@@ -190,7 +190,7 @@ func (g *keyGuard) List(ctx context.Context, prefix string, o gtc.ListOptions) i
 }
 
 // FuzzSnapshotFileLookup drives the file and manifest routes' lookups (OpenFile,
-// OpenManifest; api.md §3.10.7–§3.10.8) with arbitrary snapshot ids and file names over a
+// OpenManifest) with arbitrary snapshot ids and file names over a
 // real local export root that holds a modern and a reference-era snapshot, decoy files
 // beside them and a file outside the root. Every answer is either the exact bytes of a file
 // of that snapshot or 404, and storage is never asked for a key outside the snapshot's

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Processor transforms export records one at a time (export-storage-migration.md §1.5).
+// Processor transforms export records one at a time.
 // Processors are deterministic: the output depends only on the input records and on
 // configuration fixed at construction. They do no I/O and no per-record logging.
 type Processor interface {
@@ -135,8 +135,8 @@ func ParseProcessorOrder(s string) ([]string, error) {
 	return out, nil
 }
 
-// CheckProcessorOrder validates a parsed default chain against the registry, with the
-// startup messages of export-storage-migration.md §1.6.
+// CheckProcessorOrder validates a parsed default chain against the registry: an unknown or
+// repeated name is a startup error.
 func CheckProcessorOrder(r *ProcessorRegistry, names []string) error {
 	seen := map[string]bool{}
 	for _, n := range names {

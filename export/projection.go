@@ -8,9 +8,9 @@ import (
 	"github.com/gtc-dev/gtc"
 )
 
-// project is the rag-compat projection that runs on every record after the chain
-// (export-storage-migration.md §1.8): totalReferences, always, and a copy of the
-// references when there is at least one. plugins stays as it is.
+// project is the rag-compat projection that runs on every record after the chain:
+// totalReferences, always, and a copy of the references when there is at least one.
+// plugins stays as it is.
 func project(rec fields) error {
 	refs := recordReferences(rec)
 	if err := rec.set("totalReferences", json.Number(strconv.Itoa(len(refs)))); err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/gtc-dev/gtc"
 )
 
-// Record is one exported JSON object (export-storage-migration.md §1.4). Numbers are
+// Record is one exported JSON object. Numbers are
 // json.Number; nested values are map[string]any, []any, string, bool, json.Number or nil.
 type Record map[string]any
 

@@ -14,7 +14,7 @@ import (
 // CheckpointVersion is the format version of checkpoint files.
 const CheckpointVersion = 1
 
-// Phases of a run, in order (export-storage-migration.md §5.2.4).
+// Phases of a run, in order.
 const (
 	PhaseItems      = "items"
 	PhaseDuplicates = "duplicates"

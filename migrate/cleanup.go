@@ -2,7 +2,7 @@ package migrate
 
 import "slices"
 
-// CleanTagStore is the tag-store clean-up of domain-and-tags.md §9.5: every stored entry is
+// CleanTagStore is the tag-store clean-up of gtc migrate: every stored entry is
 // normalized; entries that fail normalization and entries that are computed tags
 // (isComputed with a nil computed list: static keys and dynamic prefixes) are removed. keep
 // is the normalized remainder, sorted and unique; removed are the stored entries dropped,

@@ -10,7 +10,7 @@ import (
 	"github.com/gtc-dev/gtc/tagging"
 )
 
-// TestCleanTagStore is the tag-store clean-up of domain-and-tags.md §9.5: what fails
+// TestCleanTagStore is the tag-store clean-up of gtc migrate: what fails
 // normalization or is a computed key (static or under a dynamic prefix) goes; the rest is
 // stored normalized.
 func TestCleanTagStore(t *testing.T) {

@@ -17,9 +17,9 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// systemKeys are store system properties and derived index fields (export-storage-migration.md
-// §3.5). They are never content: the store issues them on every write, so they are dropped
-// before a document is compared or converted.
+// systemKeys are store system properties and derived index fields. They are never content: the
+// store issues them on every write, so they are dropped before a document is compared or
+// converted.
 var systemKeys = []string{"_etag", "_rid", "_self", "_attachments", "_ts", "gtcIndex", "gtcExact"}
 
 // storedKeys are the top-level keys of the canonical document.
@@ -28,7 +28,7 @@ var storedKeys = setOf("id", "datasetName", "bucket", "status", "docType", "sche
 	"history", "contextEntries", "traceIds", "toolCalls", "expectedTools", "feedback", "metadata", "plugins",
 	"createdBy", "createdAt", "tracePayload")
 
-// legacyMarkerKeys are the top-level keys only the legacy shape has (domain-and-tags.md §9.2).
+// legacyMarkerKeys are the top-level keys only the legacy shape has.
 var legacyMarkerKeys = []string{"synthQuestion", "editedQuestion", "answer", "refs", "totalReferences",
 	"contextUsedForGeneration", "contextSource", "modelUsedForGeneration", "semanticClusterNumber", "weight",
 	"samplingBucket", "questionLength"}
@@ -40,11 +40,11 @@ var historyEntryKeys = setOf("role", "msg", "expectedBehavior", "turnId", "stepI
 var ragLegacyKeys = []string{"refs", "retrievals", "historyAnnotations", "totalReferences", "synthQuestion",
 	"editedQuestion", "answer"}
 
-// provenanceKeys are kept under metadata.legacyV1 when they are not null (§9.3).
+// provenanceKeys are kept under metadata.legacyV1 when they are not null.
 var provenanceKeys = []string{"contextUsedForGeneration", "contextSource", "modelUsedForGeneration",
 	"semanticClusterNumber", "weight", "samplingBucket"}
 
-// questionKeys are the legacy texts a history is built from (§9.4), in the order they are read.
+// questionKeys are the legacy texts a history is built from, in the order they are read.
 var questionKeys = []string{"synthQuestion", "editedQuestion", "answer"}
 
 // legacyHandled are the top-level keys the legacy mapping reads itself; every other key is
@@ -58,7 +58,7 @@ var legacyHandled = func() map[string]bool {
 	return m
 }()
 
-// v2CopiedKeys are copied from a legacy document and validated like an import (§9.3): the v2
+// v2CopiedKeys are copied from a legacy document and validated like an import: the v2
 // keys, plus the plain string fields whose only rule is their type.
 var v2CopiedKeys = []string{"comment", "assignedTo", "updatedBy", "createdBy", "createdAt", "scenarioId",
 	"contextEntries", "toolCalls", "expectedTools", "feedback", "traceIds", "tracePayload"}
@@ -74,10 +74,10 @@ func setOf(keys ...string) map[string]bool {
 	return m
 }
 
-// IsLegacy reports whether a stored document is an item in the legacy v1 shape
-// (domain-and-tags.md §9.2). Documents that are not items (another docType, or neither a
-// docType nor a datasetName) are never legacy. Documents written by the current server never
-// are, so a converted document is not legacy either.
+// IsLegacy reports whether a stored document is an item in the legacy v1 shape (see README.md,
+// "Upgrading from the legacy shape"). Documents that are not items (another docType, or neither a
+// docType nor a datasetName) are never legacy. Documents written by the current server never are,
+// so a converted document is not legacy either.
 func IsLegacy(raw map[string]any) bool {
 	if !isItemDocument(raw) {
 		return false
@@ -119,7 +119,7 @@ func IsLegacy(raw map[string]any) bool {
 	return false
 }
 
-// isItemDocument: docType ground-truth-item, or no docType and a datasetName (§9.2).
+// isItemDocument: docType ground-truth-item, or no docType and a datasetName.
 func isItemDocument(raw map[string]any) bool {
 	switch dt := raw["docType"].(type) {
 	case nil:
@@ -140,13 +140,12 @@ func ragData(doc map[string]any) (map[string]any, bool) {
 	return data, ok
 }
 
-// Convert brings one stored document to the current storage format (domain-and-tags.md §9,
-// export-storage-migration.md §5.2.2). raw is the document decoded with UseNumber; it is not
-// modified. Legacy documents are mapped to v2 (KindMigrate); current documents are rewritten
-// in canonical form when their stored JSON differs from it (KindReindex), or left alone
-// (KindNone). A document that cannot be converted gives a *DocError and must be left
-// untouched. Convert is pure and idempotent: converting Result.Body again gives KindNone and
-// the same Body.
+// Convert brings one stored document to the current storage format. raw is the document decoded
+// with UseNumber; it is not modified. Legacy documents are mapped to v2 (KindMigrate); current
+// documents are rewritten in canonical form when their stored JSON differs from it (KindReindex),
+// or left alone (KindNone). A document that cannot be converted gives a *DocError and must be left
+// untouched. Convert is pure and idempotent: converting Result.Body again gives KindNone and the
+// same Body.
 func Convert(raw map[string]any, env Env) (Result, error) {
 	if env.Tagger == nil {
 		return Result{}, errors.New("migrate: Env.Tagger is not set")
@@ -188,7 +187,7 @@ func docError(format string, args ...any) *DocError {
 	return &DocError{Code: CodeInvalidDocument, Message: fmt.Sprintf(format, args...)}
 }
 
-// --- the legacy mapping (domain-and-tags.md §9.3–§9.5) --------------------------------------
+// --- the legacy mapping ---------------------------------------------------------------------
 
 func (c *converter) legacy() (Result, error) {
 	id, ds, err := c.identity()
@@ -251,7 +250,7 @@ func (c *converter) legacy() (Result, error) {
 	switch {
 	case errors.As(err, &rules):
 		// The pipeline leaves the prepared tags on the item: the document is still written
-		// and a curator fixes the tags at the next save (§9.5 step 6).
+		// and a curator fixes the tags at the next save.
 	case err != nil:
 		return Result{}, docError("manualTags: %v", err)
 	}
@@ -302,8 +301,8 @@ func (c *converter) legacy() (Result, error) {
 	return res, nil
 }
 
-// identity checks id and datasetName (§9.3: a blank value, or one breaking the rules of
-// §1.1, is a document error). An id is the document's address, so it is never rewritten:
+// identity checks id and datasetName (a blank value, or one breaking the item's rules for
+// them, is a document error). An id is the document's address, so it is never rewritten:
 // one with surrounding whitespace is an error rather than trimmed.
 func (c *converter) identity() (id, ds string, err error) {
 	var problems []string
@@ -349,7 +348,7 @@ func (c *converter) identity() (id, ds string, err error) {
 }
 
 // bucket returns the document's bucket in canonical form and whether it differs from the
-// stored value (the document then moves, export-storage-migration.md §5.2.2 step 3).
+// stored value (the document then moves).
 func (c *converter) bucket(ds, id string) (string, bool) {
 	if s, ok := c.doc["bucket"].(string); ok {
 		if u, ok := parseBucket(s); ok {
@@ -388,7 +387,7 @@ func (c *converter) bucketSummary(bucket string) string {
 func (c *converter) status() gtc.Status {
 	v := c.doc["status"]
 	if v == nil {
-		return gtc.StatusDraft // absent or null: the default of §1.1, nothing was lost
+		return gtc.StatusDraft // absent or null: the item's default, nothing was lost
 	}
 	if s, ok := v.(string); ok && gtc.Status(s).Valid() {
 		return gtc.Status(s)
@@ -491,7 +490,7 @@ func plural(n int, word string) string {
 	return strconv.Itoa(n) + " " + word + "s"
 }
 
-// history rebuilds the history (§9.4): a non-empty legacy list is converted entry by entry;
+// history rebuilds the history: a non-empty legacy list is converted entry by entry;
 // otherwise the history is built from the question and the answer.
 func (c *converter) history(questions map[string]*questionText) (*historyResult, error) {
 	h := &historyResult{entries: []any{}}
@@ -547,7 +546,7 @@ func (c *converter) history(questions map[string]*questionText) (*historyResult,
 		entry := map[string]any{"role": role, "msg": msg}
 		eb, ebKey := m["expectedBehavior"], "expectedBehavior"
 		if eb == nil {
-			// The item PUT accepts this alias (domain-and-tags.md §6.2), so it is not lost here.
+			// The item PUT accepts this alias, so it is not lost here.
 			eb, ebKey = m["expected_behavior"], "expected_behavior"
 		}
 		if eb != nil {
@@ -639,7 +638,7 @@ type refsResult struct {
 	fromLegacy bool // built from the legacy sources (no data.references existed)
 }
 
-// plugins returns the plugins value with the rag-compat slot rebuilt (§9.4). A plugins value
+// plugins returns the plugins value with the rag-compat slot rebuilt. A plugins value
 // or rag-compat slot of the wrong type is returned as it is: validation reports it.
 func (c *converter) plugins(h *historyResult) (any, refsResult, error) {
 	var plugins map[string]any
@@ -695,7 +694,7 @@ func (c *converter) plugins(h *historyResult) (any, refsResult, error) {
 	return plugins, res, nil
 }
 
-// references collects plugins["rag-compat"].data.references (§9.4): an existing references
+// references collects plugins["rag-compat"].data.references: an existing references
 // list is authoritative; otherwise every legacy source is merged, in order.
 func (c *converter) references(data map[string]any, h *historyResult) ([]any, refsResult, error) {
 	const dataPath = "plugins.rag-compat.data"
@@ -830,7 +829,7 @@ func (c *converter) stepNumber(id string) any {
 	return nil
 }
 
-// normalizeReference applies §9.4 to one reference: an object with a non-blank string url;
+// normalizeReference checks and cleans one reference: an object with a non-blank string url;
 // url trimmed, null-valued keys removed, bonus false when absent. why says why it is invalid.
 func normalizeReference(v any) (ref map[string]any, why string) {
 	m, ok := v.(map[string]any)
@@ -854,8 +853,8 @@ func normalizeReference(v any) (ref map[string]any, why string) {
 	return ref, ""
 }
 
-// metadata returns the metadata value with c.kept merged under legacyV1 (existing keys win;
-// §9.3), and whether the document has metadata at all. A metadata value that is not an
+// metadata returns the metadata value with c.kept merged under legacyV1 (existing keys win),
+// and whether the document has metadata at all. A metadata value that is not an
 // object is returned as it is, for validation to report.
 func (c *converter) metadata() (any, bool) {
 	mv, present := c.doc["metadata"]
@@ -895,7 +894,7 @@ func (c *converter) metadata() (any, bool) {
 	return md, true
 }
 
-// convertTags is steps 1–2 of the tag split (§9.5): the raw manual tags of the legacy tags
+// convertTags is the first part of the tag split: the raw manual tags of the legacy tags
 // and manualTags, each mapped by --tag-map, normalized, or turned into custom:<name>.
 func (c *converter) convertTags() []string {
 	out := []string{}
@@ -983,7 +982,7 @@ func (c *converter) normalize(tag string) (string, error) {
 	return out[0], nil
 }
 
-// --- current documents (export-storage-migration.md §5.2.2 step 2) -------------------------
+// --- current documents (storage form only) -------------------------------------------------
 
 func (c *converter) current() (Result, error) {
 	id, ds, err := c.identity()

@@ -64,7 +64,7 @@ func pretty(v any) string {
 	return string(b)
 }
 
-// want is a fixture's expected result, written by hand from the spec.
+// want is a fixture's expected result, written by hand.
 type want struct {
 	Kind         migrate.Kind      `json:"kind"`
 	Legacy       bool              `json:"legacy"`
@@ -152,9 +152,8 @@ func TestConvertFixtures(t *testing.T) {
 	}
 }
 
-// TestConvertIsIdempotent: converting a converted document changes nothing and finds
-// nothing to warn about; the converted document is never legacy (export-storage-migration.md
-// §5.2.2: Convert(Convert(x)) == Convert(x)).
+// TestConvertIsIdempotent: converting a converted document changes nothing and finds nothing
+// to warn about; the converted document is never legacy (Convert(Convert(x)) == Convert(x)).
 func TestConvertIsIdempotent(t *testing.T) {
 	env := testEnv(t)
 	for _, f := range loadFixtures(t) {
@@ -194,9 +193,9 @@ func TestConvertLeavesTheInputAlone(t *testing.T) {
 	}
 }
 
-// specExampleOutput is the stored form printed in domain-and-tags.md §9.7, verbatim. It shows
+// specExampleOutput is the single-turn worked example's stored form, written by hand. It shows
 // null keys and second-precision times; the stored form omits null top-level keys and writes
-// microseconds (export-storage-migration.md §3.5), which the test accounts for.
+// microseconds, which the test accounts for.
 const specExampleOutput = `{"id": "gt-17", "datasetName": "support", "bucket": "6f1c2d3e-0a1b-4c5d-8e9f-001122334455",
  "status": "approved", "docType": "ground-truth-item", "schemaVersion": "v2",
  "manualTags": ["custom:long_doc", "source:sme", "topic:security"],
@@ -216,8 +215,8 @@ const specExampleOutput = `{"id": "gt-17", "datasetName": "support", "bucket": "
                                       "title": "Parking permits", "bonus": false}]}}},
  "createdBy": null, "createdAt": null, "tracePayload": {}}`
 
-// TestWorkedExampleSingleTurn is the first example of domain-and-tags.md §9.7 against the
-// spec's own text.
+// TestWorkedExampleSingleTurn is the single-turn worked example against its hand-written
+// stored form (specExampleOutput).
 func TestWorkedExampleSingleTurn(t *testing.T) {
 	in, err := os.ReadFile(filepath.Join("testdata", "legacy", "legacy-example-single-turn.in.json"))
 	require.NoError(t, err)
@@ -247,7 +246,7 @@ func TestWorkedExampleSingleTurn(t *testing.T) {
 	assert.Equal(t, []string{"custom:long_doc"}, res.ConvertedTags, "the tag the conversion made, not the ones the document had")
 }
 
-// TestWorkedExampleMultiTurn is the second example of domain-and-tags.md §9.7: the blank last
+// TestWorkedExampleMultiTurn is the multi-turn worked example: the blank last
 // turn is dropped, the history tags removed, the turn reference gets the turn's index.
 func TestWorkedExampleMultiTurn(t *testing.T) {
 	raw := map[string]any{}
@@ -275,7 +274,7 @@ func TestWorkedExampleMultiTurn(t *testing.T) {
 	assertSecondPassIsNoOp(t, testEnv(t), res)
 }
 
-// TestIsLegacy covers each condition of domain-and-tags.md §9.2 on an otherwise current
+// TestIsLegacy covers each legacy condition of IsLegacy on an otherwise current
 // document.
 func TestIsLegacy(t *testing.T) {
 	current := func() map[string]any {
@@ -368,7 +367,7 @@ func TestConvertNeedsATagger(t *testing.T) {
 }
 
 // TestConvertMissingUpdatedAtOfCurrentDocument: a current document without updatedAt gets the
-// run's start time (§9.3 "missing → now") and is rewritten.
+// run's start time, as a legacy one does, and is rewritten.
 func TestConvertMissingUpdatedAtOfCurrentDocument(t *testing.T) {
 	var raw map[string]any
 	in, err := os.ReadFile(filepath.Join("testdata", "legacy", "current-unchanged.in.json"))
@@ -383,7 +382,7 @@ func TestConvertMissingUpdatedAtOfCurrentDocument(t *testing.T) {
 }
 
 // TestConvertUnknownKeyCollision: an unknown key of a current document whose name is already
-// taken under metadata.legacyV1 cannot be kept; existing keys win (as in §9.3) and the loss
+// taken under metadata.legacyV1 cannot be kept; existing keys win (as for legacy keys) and the loss
 // is reported, never silent.
 func TestConvertUnknownKeyCollision(t *testing.T) {
 	var raw map[string]any

@@ -16,7 +16,7 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// Options are the flags of one gtc migrate run (export-storage-migration.md §5.2.1).
+// Options are the flags of one gtc migrate run.
 type Options struct {
 	Datasets    []string // empty = every dataset
 	DryRun      bool     // convert everything, write nothing
@@ -56,7 +56,7 @@ type Progress struct {
 // Action is what happened to one document.
 type Action string
 
-// Actions of the report (export-storage-migration.md §5.2.5).
+// Actions of the report.
 const (
 	ActionMigrate   Action = "migrate"
 	ActionReindex   Action = "reindex"
@@ -99,7 +99,7 @@ type RegistrySummary struct {
 	MarkerWritten     bool `json:"markerWritten"`
 }
 
-// Summary is the result of a run (export-storage-migration.md §5.2.5).
+// Summary is the result of a run.
 type Summary struct {
 	Total             int              `json:"total"`
 	Migrated          int              `json:"migrated"`
@@ -131,7 +131,7 @@ type Summary struct {
 // maxListed caps the errors and warnings lists of the summary; the report has them all.
 const maxListed = 1000
 
-// Exit codes of the job (export-storage-migration.md §5.1).
+// Exit codes of the job.
 const (
 	ExitOK          = 0
 	ExitItemsFailed = 1
@@ -150,7 +150,7 @@ type Job struct {
 	Clock gtc.Clock
 }
 
-// Run executes the passes of export-storage-migration.md §5.2 in order: items (with the
+// Run executes the passes of a migration in order: items (with the
 // registry), duplicates, tag-store clean-up, marker. A document error is recorded and the
 // run goes on; an error returned is fatal (store unreachable, checkpoint unwritable) and the
 // summary still says how far the run got. When ctx is cancelled the batch in flight
@@ -440,7 +440,7 @@ func (r *runner) parallel(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// maxAttempts bounds the conversions of one document that loses races (§5.2.3).
+// maxAttempts bounds the conversions of one document that loses races.
 const maxAttempts = 3
 
 // finish writes the document whose conversion is o, when it needs a write. A lost race
@@ -653,7 +653,7 @@ func (r *runner) duplicatesPass(ctx context.Context) error {
 }
 
 // tagStorePass removes computed and malformed entries from the tag store and stores the
-// normalized spelling of the others (domain-and-tags.md §9.5). The tag store is global, so
+// normalized spelling of the others. The tag store is global, so
 // a run restricted to datasets skips it.
 func (r *runner) tagStorePass(ctx context.Context) error {
 	if len(r.o.Datasets) > 0 {
@@ -705,7 +705,7 @@ func (r *runner) tagStorePass(ctx context.Context) error {
 	return nil
 }
 
-// DiffLine is the dry-run line of a report (export-storage-migration.md §5.2.5), followed
+// DiffLine is the dry-run line of a report, followed
 // by one indented line per warning; "" for unchanged documents unless verbose.
 func DiffLine(d DocReport, verbose bool) string {
 	key := d.DatasetName + "/" + gtc.ShortBucket(d.Bucket) + "/" + d.ID

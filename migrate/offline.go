@@ -46,11 +46,10 @@ func rawDocOf(doc map[string]any) gtc.RawDoc {
 	return gtc.RawDoc{PartitionKey: []any{doc["datasetName"], doc["bucket"]}, ID: id, Body: doc}
 }
 
-// ConvertForImport is the conversion of gtc migrate convert (export-storage-migration.md
-// §5.2.6): the converted canonical document as an importable v2 record, with its bucket
-// kept when the stored one was canonical and removed otherwise (gtc import then assigns
-// one) and without computedTags (import recomputes them), and the document's report. A
-// failed document has no record and an Error in the report.
+// ConvertForImport is the conversion of gtc migrate convert: the converted canonical document as
+// an importable v2 record, with its bucket kept when the stored one was canonical and removed
+// otherwise (gtc import then assigns one) and without computedTags (import recomputes them), and
+// the document's report. A failed document has no record and an Error in the report.
 func ConvertForImport(doc map[string]any, env Env) (map[string]any, DocReport) {
 	rep := newReport(rawDocOf(doc))
 	res, err := Convert(doc, env)

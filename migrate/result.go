@@ -1,6 +1,6 @@
 // Package migrate brings stored documents to the current storage format: the v1 → v2 item
-// conversion of domain-and-tags.md §9 (Convert, a pure function) and the gtc migrate job of
-// export-storage-migration.md §5.2 (Run).
+// conversion (Convert, a pure function) and the gtc migrate job (Run). README.md, "Upgrading
+// from the legacy shape", describes both.
 package migrate
 
 import (
@@ -40,7 +40,7 @@ type Result struct {
 	Item *gtc.Item
 	Body map[string]any
 	Kind Kind
-	// Legacy reports that the document was in the legacy shape (domain-and-tags.md §9.2).
+	// Legacy reports that the document was in the legacy shape.
 	Legacy bool
 	// NewKey is set when the document must move to another partition key (its bucket is
 	// absent, not a UUID, or not in canonical spelling).
@@ -73,13 +73,13 @@ type Change struct {
 	Removed bool `json:"removed,omitempty"`
 }
 
-// Warning is a problem of a document that is still written (domain-and-tags.md §9.3–§9.5).
+// Warning is a problem of a document that is still written.
 type Warning struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
 
-// Warning codes of the mapping (domain-and-tags.md §9.3–§9.5).
+// Warning codes of the mapping.
 const (
 	WarnUnknownStatus        = "UNKNOWN_STATUS"
 	WarnInvalidDatetime      = "INVALID_DATETIME"
@@ -94,7 +94,7 @@ const (
 	WarnApprovalRulesNotMet  = "APPROVAL_RULES_NOT_MET"
 )
 
-// Error codes of the job (export-storage-migration.md §5.2.5).
+// Error codes of the job.
 const (
 	CodeInvalidDocument        = "INVALID_DOCUMENT"
 	CodeBucketNeedsMove        = "BUCKET_NEEDS_MOVE"

@@ -2,11 +2,11 @@
 # servers' npm packages, starts Azurite and the Cosmos DB test server (@vercel/cosmosdb-server,
 # through the fixed launcher tools/test-servers/cosmos-launcher.js by default) by recorded
 # process id, waits until both answer, and registers an exit trap that stops them, prints their
-# logs when the run failed and removes the state directory (spec/testing-with-real-servers.md
-# §6). The caller sets root (the repository) and runs with set -euo pipefail. Afterwards
-# AZURITE_CONNECTION_STRING holds the connection string of the running Azurite,
-# COSMOS_ENDPOINT the endpoint of the running Cosmos DB test server (plain HTTP; any valid
-# base64 key works, the tests use the emulator key) and flavor which one runs.
+# logs when the run failed and removes the state directory. The caller sets root (the
+# repository) and runs with set -euo pipefail. Afterwards AZURITE_CONNECTION_STRING holds the
+# connection string of the running Azurite, COSMOS_ENDPOINT the endpoint of the running Cosmos
+# DB test server (plain HTTP; any valid base64 key works, the tests use the emulator key) and
+# flavor which one runs.
 # Environment: AZURITE_PORT (default 10000); COSMOS_PORT (default 8081); COSMOS_FLAVOR=fixed
 # (the launcher, default) or stock (the package's own cosmosdb-server command);
 # KEEP_STATE=1 keeps the state directory.
@@ -31,7 +31,7 @@ fi
 # 2. Ports. Jobs sharing a machine set distinct ones.
 azurite_port=${AZURITE_PORT:-10000}
 cosmos_port=${COSMOS_PORT:-8081}
-# Which Cosmos DB test server: the fixed launcher (§4.7) or the stock package (§4.5).
+# Which Cosmos DB test server: the fixed launcher or the stock package.
 flavor=${COSMOS_FLAVOR:-fixed}
 case "$flavor" in
   fixed | stock) ;;
@@ -132,7 +132,7 @@ fi
   --location "$state/azurite" --silent --skipApiVersionCheck --disableTelemetry \
   >"$state/azurite.log" 2>&1 &
 echo $! >"$state/azurite.pid"
-# The Cosmos DB test server keeps everything in memory; --no-ssl serves plain HTTP (§4.2).
+# The Cosmos DB test server keeps everything in memory; --no-ssl serves plain HTTP.
 if [ "$flavor" = stock ]; then
   "$tools/node_modules/.bin/cosmosdb-server" --host 127.0.0.1 -p "$cosmos_port" --no-ssl \
     >"$state/cosmos.log" 2>&1 &

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# scripts/test.sh — run every test (spec/testing-with-real-servers.md §6). It installs and
-# starts what the tests need (Azurite for the Blob artifact store, the Cosmos DB test server
-# for the Cosmos store), runs the tests with the race detector and the servers required, and
-# stops what it started by the process ids it recorded, never by name.
+# scripts/test.sh — run every test. It installs and starts what the tests need (Azurite for the
+# Blob artifact store, the Cosmos DB test server for the Cosmos store), runs the tests with the
+# race detector and the servers required, and stops what it started by the process ids it
+# recorded, never by name.
 #
 # Usage: scripts/test.sh [packages...]   (default ./...; e.g. scripts/test.sh ./storage/blob/)
 # With the default, the API suite runs twice: against SQLite, then against Cosmos DB.
 # Environment: AZURITE_PORT (default 10000); COSMOS_PORT (default 8081); COSMOS_FLAVOR=fixed
-# (default: the launcher with the fixes of §4.7) or stock (the unpatched package, whose gaps
-# the tests skip); KEEP_STATE=1 keeps the state directory (server data and logs) for a
-# post-mortem.
+# (default: tools/test-servers/cosmos-launcher.js, which fixes the stock server's gaps) or
+# stock (the unpatched package, whose gaps the tests skip); KEEP_STATE=1 keeps the state
+# directory (server data and logs) for a post-mortem.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

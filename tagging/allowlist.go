@@ -3,7 +3,7 @@ package tagging
 import "strings"
 
 // ParseAllowList turns the entries of GTC_ALLOWED_MANUAL_TAGS (already split on commas by
-// the config loader) into normalized, unique, sorted tags (domain-and-tags.md §3.3a). Blank
+// the config loader) into normalized, unique, sorted tags. Blank
 // entries are dropped; an entry that fails normalization stops startup.
 func ParseAllowList(entries []string) ([]string, error) {
 	out := make([]string, 0, len(entries))

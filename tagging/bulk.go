@@ -15,13 +15,13 @@ import (
 	"github.com/gtc-dev/gtc"
 )
 
-// TagSaver is the tag save path the bulk operations write through (agent-tools.md §4.5);
+// TagSaver is the tag save path the bulk operations write through;
 // *gtc.Curator implements it.
 type TagSaver interface {
 	SetManualTags(ctx context.Context, k gtc.Key, expect string, manual []string) (*gtc.Item, error)
 }
 
-// BulkOptions are the limits of agent-tools.md §6.
+// BulkOptions are the limits of the writing agent tools.
 type BulkOptions struct {
 	MaxItems         int           // GTC_AGENT_MAX_ITEMS
 	PreviewTTL       time.Duration // GTC_AGENT_PREVIEW_TTL
@@ -38,7 +38,7 @@ type BulkOptions struct {
 	ShutdownGrace time.Duration
 }
 
-// DefaultBulkOptions are the defaults of agent-tools.md §6.
+// DefaultBulkOptions are the defaults of the GTC_AGENT_* settings.
 func DefaultBulkOptions() BulkOptions {
 	return BulkOptions{MaxItems: 10000, PreviewTTL: 15 * time.Minute, CacheSize: 256, CacheItems: 200000, PerUser: 16,
 		WritesPerSecond: 50, MaxConcurrentOps: 4, WriteRetries: 3, ToolTimeout: 30 * time.Second, ExecWait: 60 * time.Second,
@@ -62,8 +62,8 @@ type BulkDeps struct {
 	Log   *slog.Logger
 }
 
-// Bulk runs the writing agent tools: previews, executions, the audit log and undo
-// (agent-tools.md §4). It is safe for concurrent use.
+// Bulk runs the writing agent tools: previews, executions, the audit log and undo. It is
+// safe for concurrent use.
 type Bulk struct {
 	items          gtc.ItemStore
 	saver          TagSaver
@@ -182,7 +182,7 @@ func (b *Bulk) knownSet(ctx context.Context) (map[string]bool, error) {
 	return m, nil
 }
 
-// canWrite applies GTC_AGENT_WRITE_ROLES (§3.5).
+// canWrite applies GTC_AGENT_WRITE_ROLES.
 func (b *Bulk) canWrite(c gtc.Caller) bool {
 	if len(b.opts.WriteRoles) == 0 {
 		return true
@@ -195,7 +195,7 @@ func (b *Bulk) canWrite(c gtc.Caller) bool {
 	return false
 }
 
-// ManageTags is the manage_tags tool (agent-tools.md §5.1).
+// ManageTags is the manage_tags tool.
 func (b *Bulk) ManageTags(ctx context.Context, call ToolCall, args map[string]any) ToolResult {
 	known, err := b.knownSet(ctx)
 	if err != nil {
@@ -227,7 +227,7 @@ func (b *Bulk) ManageTags(ctx context.Context, call ToolCall, args map[string]an
 	return b.storePreview(call, p)
 }
 
-// UndoTagOperation is the undo_tag_operation tool (agent-tools.md §5.2).
+// UndoTagOperation is the undo_tag_operation tool.
 func (b *Bulk) UndoTagOperation(ctx context.Context, call ToolCall, args map[string]any) ToolResult {
 	a := opArgs{Tool: ToolUndo, Operation: gtc.AgentKindUndo, OperationID: argString(args, "operation_id")}
 	rctx, cancel := context.WithTimeout(ctx, b.opts.ToolTimeout)
@@ -246,7 +246,7 @@ func (b *Bulk) UndoTagOperation(ctx context.Context, call ToolCall, args map[str
 	return b.storePreview(call, p)
 }
 
-// undoTarget reads the operation an undo names and applies the checks of §5.2, in order.
+// undoTarget reads the operation an undo names and applies the undo checks, in order.
 func (b *Bulk) undoTarget(ctx context.Context, call ToolCall, id string) (*gtc.AgentOperation, *ToolResult) {
 	op, err := b.audit.Get(ctx, id)
 	if errors.Is(err, gtc.ErrNotFound) {
@@ -335,7 +335,7 @@ func (b *Bulk) internal(ctx context.Context, what string, err error, changed boo
 
 func isNotFound(err error) bool { return errors.Is(err, gtc.ErrNotFound) }
 
-// ListTagOperations is the list_tag_operations tool (agent-tools.md §5.3).
+// ListTagOperations is the list_tag_operations tool.
 func (b *Bulk) ListTagOperations(ctx context.Context, call ToolCall, args map[string]any) ToolResult {
 	ctx, cancel := context.WithTimeout(ctx, b.opts.ToolTimeout)
 	defer cancel()

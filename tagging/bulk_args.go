@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// opArgs are the canonical arguments of a writing tool call (agent-tools.md §4.3): what a
+// opArgs are the canonical arguments of a writing tool call: what a
 // preview binds to. dry_run is never part of them.
 type opArgs struct {
 	Tool        string   // "manage_tags" or "undo_tag_operation"
@@ -109,7 +109,7 @@ func (a opArgs) scope() string {
 	return strings.Join(parts, ", ")
 }
 
-// tagRole says how an argument tag is used, which decides the computed-tag refusal (§4.1).
+// tagRole says how an argument tag is used, which decides the computed-tag refusal.
 type tagRole int
 
 const (
@@ -117,7 +117,8 @@ const (
 	roleRemove
 )
 
-// checkArgTag normalizes one tag argument and applies the refusals of §4.1.
+// checkArgTag normalizes one tag argument and refuses a computed one: a tag under a dynamic
+// prefix, a static key, or an unknown tag to add in a computed group.
 func (b *Bulk) checkArgTag(field, raw string, role tagRole, known map[string]bool) (string, *ToolResult) {
 	t, err := Normalize(raw)
 	if err != nil {

@@ -13,9 +13,9 @@ import (
 )
 
 const (
-	// journalChunk is how many items are journaled and written per step (§4.4).
+	// journalChunk is how many items are journaled and written per step.
 	journalChunk = 100
-	// outageFailures consecutive failed items abort a run as a store outage (§4.5).
+	// outageFailures consecutive failed items abort a run as a store outage.
 	outageFailures = 20
 	// execWriters is how many item writes of one execution run at once.
 	execWriters = 16
@@ -85,7 +85,7 @@ func (e *execution) snapshot() (gtc.AgentOperation, int) {
 	return op, e.processed
 }
 
-// execute runs a previewed operation (§4.4): permission, the matching preview, slots and
+// execute runs a previewed operation: permission, the matching preview, slots and
 // tag locks, the audit header, then the writes, detached from the request.
 func (b *Bulk) execute(ctx context.Context, call ToolCall, a opArgs) ToolResult {
 	if !b.canWrite(call.Caller) {
@@ -216,7 +216,7 @@ func (b *Bulk) release(ex *execution, pv *preview, reopen bool) {
 }
 
 // run walks the change list in chunks: journal the intents, write each item, journal the
-// results; then it finishes the header (§4.4).
+// results; then it finishes the header.
 func (b *Bulk) run(ex *execution) {
 	ctx := b.baseCtx
 	store := context.WithoutCancel(ctx) // the log is written even while shutting down
@@ -344,7 +344,7 @@ const (
 	reasonMissing = "deleted since preview"
 )
 
-// writeItem writes one item through the tag save path (§4.5). A lost race is never
+// writeItem writes one item through the tag save path. A lost race is never
 // retried; transient store errors are, with backoff.
 func (b *Bulk) writeItem(ctx context.Context, c change) (result, reason string, _ *gtc.Item) {
 	var last error

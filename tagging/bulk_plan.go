@@ -27,7 +27,7 @@ type skip struct {
 	reason string
 }
 
-// plan is what a preview works out (agent-tools.md §4.2).
+// plan is what a preview works out.
 type plan struct {
 	args      opArgs
 	matched   int
@@ -51,7 +51,7 @@ func cmpKey(a, b gtc.Key) int {
 	return cmp.Or(strings.Compare(a.DatasetName, b.DatasetName), strings.Compare(a.ID, b.ID))
 }
 
-// planManage finds the candidates of a manage_tags call and classifies each (§4.2).
+// planManage finds the candidates of a manage_tags call and classifies each.
 func (b *Bulk) planManage(ctx context.Context, a opArgs) (*plan, error) {
 	p := &plan{args: a, byDataset: map[string]int{}}
 	f := gtc.Filter{}

@@ -14,7 +14,7 @@ const (
 	previewConsumed = "consumed"
 )
 
-// preview is a kept dry run (agent-tools.md §4.3): what an execution may apply.
+// preview is a kept dry run: what an execution may apply.
 type preview struct {
 	id        string
 	caller    string
@@ -89,7 +89,7 @@ func (c *previewCache) remove(p *preview) {
 // len returns how many previews are kept.
 func (c *previewCache) len() int { return len(c.order) }
 
-// tokenBucket limits item writes per second across every execution (agent-tools.md §6).
+// tokenBucket limits item writes per second across every execution.
 // It starts empty, so n writes take at least n/rate seconds, and holds at most one second
 // of writes (50 at the default rate).
 type tokenBucket struct {

@@ -9,7 +9,7 @@ import (
 	"github.com/gtc-dev/gtc"
 )
 
-// Repair finishes the operations a crash left running (agent-tools.md §4.6): a journaled
+// Repair finishes the operations a crash left running: a journaled
 // item whose manual tags equal the planned tags and whose ETag moved on since the preview
 // counts as applied, every other unfinished one as not attempted, and the operation
 // becomes interrupted. Run it at startup, before executions are served. It returns how

@@ -10,7 +10,7 @@ import (
 	"github.com/gtc-dev/gtc"
 )
 
-// Caps of the answer lists (agent-tools.md §6, "Answer size").
+// Caps of the answer lists.
 const (
 	sampleSize      = 10
 	skippedDataCap  = 50
@@ -31,7 +31,7 @@ func keyData(k gtc.Key) map[string]any {
 // clockTime shows the time of day of a deadline, as the preview texts do (10:57:12Z).
 func clockTime(p *preview) string { return p.expiresAt.UTC().Format("15:04:05Z") }
 
-// previewResult answers a dry run (§5.1, §5.2).
+// previewResult answers a dry run.
 func previewResult(p *plan, pv *preview) ToolResult {
 	a := p.args
 	var t Text
@@ -157,7 +157,7 @@ var resultHeadings = map[string]string{
 	gtc.AgentItemNotAttempted:    "Not attempted",
 }
 
-// executionResult answers a finished execution (§5.1).
+// executionResult answers a finished execution.
 func executionResult(op *gtc.AgentOperation, p *plan, entries []gtc.AgentOpItem) ToolResult {
 	c := op.Counts
 	skipped := c.SkippedChanged + c.SkippedConflict + c.SkippedMissing + c.NotAttempted
@@ -209,7 +209,7 @@ func executionResult(op *gtc.AgentOperation, p *plan, entries []gtc.AgentOpItem)
 	return ToolResult{Content: t.String(), Data: data}
 }
 
-// runningResult answers an execution still going on after the wait (§4.4).
+// runningResult answers an execution still going on after the wait.
 func runningResult(op *gtc.AgentOperation, p *plan, processed int) ToolResult {
 	c := op.Counts
 	skipped := c.SkippedChanged + c.SkippedConflict + c.SkippedMissing + c.Failed + c.NotAttempted
@@ -284,7 +284,7 @@ func opLine(op *gtc.AgentOperation) string {
 	return line
 }
 
-// operationsResult answers list_tag_operations without an id (§5.3).
+// operationsResult answers list_tag_operations without an id.
 func operationsResult(ops []*gtc.AgentOperation, total int, f gtc.AgentOpFilter) ToolResult {
 	var t Text
 	var scope []string

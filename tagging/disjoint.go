@@ -10,7 +10,7 @@ import (
 
 // OverlapWithComputed returns the tags that are reserved for computed tags
 // (IsComputed(t, nil): a static key or under a dynamic prefix), sorted and unique. Every
-// manual-tag provider is checked with it at startup (domain-and-tags.md §3.5).
+// manual-tag provider is checked with it at startup.
 func OverlapWithComputed(reg *Registry, tags []string) []string {
 	var out []string
 	for _, t := range tags {
@@ -36,11 +36,11 @@ func CheckDisjoint(reg *Registry, allow []string, groups *Groups) error {
 	return nil
 }
 
-// CheckStoreOverlap is step 5 of the startup checks for the tag store (domain-and-tags.md
-// §3.5). When the store can be read, its tags that are reserved for computed tags are a
-// startup error naming them (only data carried over from the reference GTC backend can do
-// that; `gtc migrate` removes them). When it cannot be read, startup goes on: the result is
-// no error but a warning naming the cause, for the caller to log (readiness is /readyz's
+// CheckStoreOverlap is the last tag startup check: the tag store against the computed keys.
+// When the store can be read, its tags that are reserved for computed tags are a startup
+// error naming them (only data carried over from the reference GTC backend can do that;
+// `gtc migrate` removes them). When it cannot be read, startup goes on: the result is no
+// error but a warning naming the cause, for the caller to log (readiness is /readyz's
 // business).
 //
 //lint:ignore ST1008 the error comes first on purpose: it is the answer callers must act on, the warning is only logged
@@ -55,9 +55,9 @@ func CheckStoreOverlap(ctx context.Context, reg *Registry, tags gtc.TagStore) (e
 	return nil, ""
 }
 
-// ComputedGroupWarnings returns the non-fatal startup warnings of domain-and-tags.md §3.5:
-// one per groups-file group named like the group of a computed key. Such a group is legal
-// (only keys are reserved), but an exclusive rule on it also sees the computed tag.
+// ComputedGroupWarnings returns the non-fatal tag startup warnings: one per groups-file
+// group named like the group of a computed key. Such a group is legal (only keys are
+// reserved), but an exclusive rule on it also sees the computed tag.
 func ComputedGroupWarnings(reg *Registry, groups *Groups) []string {
 	computed := map[string]struct{}{}
 	for _, k := range reg.Keys() {

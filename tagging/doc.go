@@ -1,12 +1,15 @@
-// Package tagging owns the tags of ground-truth items (domain-and-tags.md §2–§4, §6.1, §7):
-// tag normalization, the computed-tag plugins and their Registry, the manual-tag providers
-// (environment allowlist, groups file, tag store), the tag validators, the Pipeline that
-// implements gtc.Tagger for every write path, and the Vocabulary that implements
-// gtc.TagVocabulary (known tags, the tag store, the schema, the glossary and its
-// definitions).
+// Package tagging owns the tags of ground-truth items: tag normalization, the computed-tag
+// plugins and their Registry, the manual-tag providers (environment allowlist, groups file,
+// tag store), the tag validators, the Pipeline that implements gtc.Tagger for every write
+// path, and the Vocabulary that implements gtc.TagVocabulary (known tags, the tag store, the
+// schema, the glossary and its definitions).
 //
-// Normalization applies two product rules beyond the spec (§3.1), so every tag the server
-// accepts can also be found again:
+// Normalization composes every tag into Unicode NFC, so a tag typed in composed and in
+// decomposed form is one tag, and applies three product rules beyond the group:value form,
+// so every tag the server accepts can also be found again:
+//   - a raw tag that contains an invisible format character (Unicode Cf: zero-width spaces
+//     and joiners, bidirectional overrides, …) is refused: it would look like another tag
+//     and slip past the tag rules as a different one;
 //   - a raw tag that contains a comma, or a control character that is not whitespace, is
 //     refused with "Invalid tag format (commas and control characters are not allowed):
 //     '<raw>'": comma-separated list filters and the comma form of manualTags on import

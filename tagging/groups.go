@@ -18,9 +18,9 @@ var defaultGroupsJSON []byte
 // BuiltinGroupsSource names the embedded default in messages, where a file path would be.
 const BuiltinGroupsSource = "built-in default"
 
-// Groups is a parsed manual tag groups file (GTC_MANUAL_TAGS_CONFIG_PATH,
-// domain-and-tags.md §3.3b): the only source of the tag schema and of the manual part of the
-// glossary. It is immutable; every accessor returns copies.
+// Groups is a parsed manual tag groups file (GTC_MANUAL_TAGS_CONFIG_PATH): the only source
+// of the tag schema and of the manual part of the glossary. It is immutable; every accessor
+// returns copies.
 type Groups struct {
 	source   string
 	specs    []GroupSpec // merged, in order of first appearance

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// U is a user turn, as in the test-vector shorthand of domain-and-tags.md §2.4.
+// U is a user turn, shorthand for the test vectors.
 func U(msg string) gtc.HistoryEntry { return gtc.HistoryEntry{Role: "user", Msg: msg} }
 
 // A is an assistant turn.

@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// ManualTagProvider is one source of the manual tag vocabulary (domain-and-tags.md §3.3):
+// ManualTagProvider is one source of the manual tag vocabulary:
 // the environment allowlist, the groups file, or the tag store.
 type ManualTagProvider interface {
 	// Name identifies the provider in messages: "env", "groups-file", "tag-store".

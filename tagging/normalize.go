@@ -13,8 +13,8 @@ import (
 )
 
 // MaxTagLength is the longest normalized manual tag, in characters (code points). It is a
-// product rule beyond the spec: the explorer's tag filter refuses longer tags, so a longer
-// tag could be stored but never filtered on.
+// product rule beyond the group:value form: the explorer's tag filter refuses longer tags,
+// so a longer tag could be stored but never filtered on.
 const MaxTagLength = 100
 
 // InvalidTagKind says which normalization rule a raw tag broke.
@@ -29,16 +29,16 @@ const (
 	// category Cf, gtc.FormatChar), which would make two tags that look the same different
 	// tags, or let "sour\u200bce:x" pass for a "source" tag (product rule).
 	TagInvisibleChar
-	// TagNoColon: there is no colon (domain-and-tags.md §3.1 step 3).
+	// TagNoColon: there is no colon.
 	TagNoColon
-	// TagEmptyPart: the group or the value is empty (§3.1 step 6).
+	// TagEmptyPart: the group or the value is empty.
 	TagEmptyPart
 	// TagTooLong: the normalized tag is longer than MaxTagLength characters (product rule).
 	TagTooLong
 )
 
 // InvalidTagError is returned by Normalize when a raw tag cannot be normalized. Its message
-// is the exact text clients see (INVALID_TAG_FORMAT, domain-and-tags.md §3.1).
+// is the exact text clients see (INVALID_TAG_FORMAT).
 type InvalidTagError struct {
 	// Raw is the original, un-normalized input.
 	Raw string
@@ -71,7 +71,7 @@ func (e *InvalidTagError) Error() string {
 // or value is empty. Normalize is idempotent. It is the one normalization of manual tags: item writes, the tag store, the
 // allow-list setting, the groups file, imports and the agent tools' arguments all use it.
 //
-// Three product rules go beyond the spec; the first two are checked first, the last one
+// Three product rules go beyond that; the first two are checked first, the last one
 // last:
 //   - a raw tag that contains a comma, or a control character that is not whitespace
 //     (unicode.IsControl && !unicode.IsSpace), is refused: comma-separated list filters and
@@ -103,7 +103,7 @@ func Normalize(raw string) (string, error) {
 		// UTF-8 with U+FFFD, so s is valid from here.
 		s = strings.ToLower(norm.NFC.String(s))
 	}
-	// One pass does steps 2 and 5 of §3.1: whitespace next to any colon (and at the ends) is
+	// One pass: whitespace next to any colon (and at the ends) is
 	// dropped, every other whitespace run becomes one space. That is what trimming every
 	// colon-separated piece and then collapsing the group and the value gives.
 	var b strings.Builder

@@ -43,7 +43,7 @@ func TestNormalize(t *testing.T) {
 		{raw: "\xff:\xfe", want: "\ufffd:\ufffd"},
 		{raw: "a:\u0085b\u0085", want: "a:b"},
 		{raw: "a\x85:b", want: "a\ufffd:b"},
-		// Product rules beyond the spec: no commas or non-space control characters, and at
+		// Product rules beyond the group:value form: no commas or non-space control characters, and at
 		// most MaxTagLength characters after normalization.
 		{raw: "custom:a,b", wantErr: "Invalid tag format (commas and control characters are not allowed): 'custom:a,b'"},
 		{raw: ",", wantErr: "Invalid tag format (commas and control characters are not allowed): ','"},

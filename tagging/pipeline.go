@@ -9,7 +9,7 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// Pipeline prepares the tags of every item the service writes (domain-and-tags.md §6.1):
+// Pipeline prepares the tags of every item the service writes:
 // normalize, strip computed keys, recompute computed tags, and optionally validate. It is
 // immutable and safe for concurrent use.
 type Pipeline struct {

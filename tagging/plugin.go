@@ -5,7 +5,7 @@ import gtc "github.com/gtc-dev/gtc"
 // DynamicSuffix ends the key of a dynamic plugin: "<group>:_dynamic".
 const DynamicSuffix = ":_dynamic"
 
-// Plugin derives at most one computed tag from an item (domain-and-tags.md §2.1).
+// Plugin derives at most one computed tag from an item.
 //
 // Implementations must be deterministic and pure (no clock, randomness, I/O or global
 // state), must not modify the item, and must not panic on any valid item.

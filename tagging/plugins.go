@@ -2,7 +2,7 @@ package tagging
 
 import "unicode/utf8"
 
-// Thresholds of the built-in plugins (domain-and-tags.md §2.3).
+// Thresholds of the built-in plugins.
 const (
 	// ShortMaxWords is the largest word count of a short question.
 	ShortMaxWords = 10
@@ -32,8 +32,8 @@ const (
 	KeyTurnsSingleturn          = "turns:singleturn"
 )
 
-// DefaultPlugins returns the 13 built-in plugins in registration order (domain-and-tags.md
-// §2.3); that order is the order of computedTags. A new slice is returned on every call.
+// DefaultPlugins returns the 13 built-in plugins in registration order; that order is the
+// order of computedTags. A new slice is returned on every call.
 func DefaultPlugins() []Plugin {
 	return []Plugin{
 		DatasetPlugin{},

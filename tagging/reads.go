@@ -26,7 +26,7 @@ type ReadsDeps struct {
 	Logger *slog.Logger
 }
 
-// Reads serves the read-only agent tools (agent-tools.md §5.4–§5.7): tag_stats,
+// Reads serves the read-only agent tools: tag_stats,
 // dataset_stats, search_items and get_item. Each method takes the tool input already
 // validated against its schema, trimmed, with defaults applied and typed (strings, ints,
 // bools, []string), and always answers with an envelope, errors included. It is safe for

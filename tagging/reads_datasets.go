@@ -11,7 +11,7 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// DatasetStatsData is the data of a dataset_stats answer (agent-tools.md §5.5).
+// DatasetStatsData is the data of a dataset_stats answer.
 type DatasetStatsData struct {
 	Totals    StatusTotals   `json:"totals"`
 	Datasets  []DatasetStats `json:"datasets"`

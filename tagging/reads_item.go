@@ -11,7 +11,7 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// Limits of the get_item text (agent-tools.md §5.7).
+// Limits of the get_item text.
 const (
 	rdMaxTurns    = 20
 	rdMaxTurnText = 500

@@ -10,7 +10,7 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// SearchItemsData is the data of a search_items answer (agent-tools.md §5.6).
+// SearchItemsData is the data of a search_items answer.
 type SearchItemsData struct {
 	Total  int          `json:"total"`
 	Offset int          `json:"offset"`
@@ -45,10 +45,10 @@ var rdSortKeys = map[string]gtc.SortKey{
 // dataset, status, tags, exclude_tags, sort_by (updatedAt|reviewedAt|id|tagCount),
 // sort_order (asc|desc), limit, offset.
 //
-// The keyword matches as in find_and_tag (§4.2): the store's keyword filter narrows the
-// candidates (it also matches ids, dataset names, comments and references), and only items
-// with a history msg containing it, in any case, count. Without a keyword the store's page
-// and total answer directly.
+// The keyword matches as in find_and_tag (conversationContains): the store's keyword filter
+// narrows the candidates (it also matches ids, dataset names, comments and references), and
+// only items with a history msg containing it, in any case, count. Without a keyword the
+// store's page and total answer directly.
 func (r *Reads) SearchItems(ctx context.Context, args map[string]any) ToolResult {
 	const tool = "search_items"
 	ctx, cancel := r.begin(ctx)

@@ -16,7 +16,7 @@ const (
 	TagKindComputed = "computed"
 )
 
-// TagStatsData is the data of a tag_stats answer (agent-tools.md §5.4).
+// TagStatsData is the data of a tag_stats answer.
 type TagStatsData struct {
 	ItemsScanned           int       `json:"itemsScanned"`
 	DistinctTags           int       `json:"distinctTags"`

@@ -10,7 +10,7 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// Registry holds the computed-tag plugins in registration order (domain-and-tags.md §2.2).
+// Registry holds the computed-tag plugins in registration order.
 // It is immutable after construction and therefore safe for concurrent use.
 type Registry struct {
 	plugins  []Plugin
@@ -75,7 +75,7 @@ func NewRegistry(plugins ...Plugin) (*Registry, error) {
 }
 
 // NewDefaultRegistry returns a registry of the 13 built-in plugins in the order of
-// domain-and-tags.md §2.3.
+// DefaultPlugins.
 func NewDefaultRegistry() (*Registry, error) { return NewRegistry(DefaultPlugins()...) }
 
 // WithLogger returns a copy of r that reports dropped plugin results to logger. The copy
@@ -159,7 +159,8 @@ func (r *Registry) run(p Plugin, in *Input) (tag string, ok bool) {
 	return p.Compute(in)
 }
 
-// fulfils reports whether tag is a result plugin i may emit (domain-and-tags.md §2.1).
+// fulfils reports whether tag is a result plugin i may emit: its static key, or a tag under
+// its dynamic prefix.
 func (r *Registry) fulfils(i int, tag string) bool {
 	if !r.dynamic[i] {
 		return tag == r.keys[i]

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The test vectors of domain-and-tags.md §2.4, in order.
+// The computed-tag test vectors, in order.
 func TestComputeVectors(t *testing.T) {
 	base := []string{"dataset:support", "question_length:short", "retrieval_behavior:no_refs", "turns:singleturn"}
 	noAnswer := []string{"dataset:support", "answer:no_answer", "question_length:short", "retrieval_behavior:no_refs", "turns:singleturn"}

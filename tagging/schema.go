@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// GroupSpec is one manual tag group of the tag schema (domain-and-tags.md §3.3b): its
+// GroupSpec is one manual tag group of the tag schema: its
 // values, whether they exclude each other, which tags it requires, and its glossary texts.
 type GroupSpec struct {
 	// Name is the normalized group name (lower-case, whitespace collapsed, no colon).

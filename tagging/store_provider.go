@@ -9,7 +9,7 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// TagStoreProvider serves the tag store (domain-and-tags.md §3.3c) as a manual-tag provider.
+// TagStoreProvider serves the tag store as a manual-tag provider.
 // The store may hold entries written by other tools or by the reference GTC backend, so
 // every entry is normalized on the way out; one that cannot be is skipped and logged.
 type TagStoreProvider struct {

@@ -58,8 +58,8 @@ func argInt(args map[string]any, k string, def int) int {
 }
 
 // conversationContains reports whether some history msg contains kw (already lower case),
-// case-insensitively: the keyword rule of find_and_tag and search_items (agent-tools.md
-// §4.2), which match the conversation only.
+// case-insensitively: the keyword rule of find_and_tag and search_items, which match the
+// conversation only.
 func conversationContains(it *gtc.Item, kw string) bool {
 	for _, h := range it.History {
 		if strings.Contains(strings.ToLower(h.Msg), kw) {

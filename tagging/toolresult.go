@@ -8,7 +8,7 @@ import (
 	"github.com/gtc-dev/gtc"
 )
 
-// ToolResult is the envelope every agent tool answers with (agent-tools.md §3.3): text for
+// ToolResult is the envelope every agent tool answers with: text for
 // the model, the same facts as JSON, and whether it is an error. IsError is true exactly
 // when Data holds an "error" key.
 type ToolResult struct {
@@ -17,14 +17,14 @@ type ToolResult struct {
 	IsError bool   `json:"isError"`
 }
 
-// ToolCall is who calls a tool and how (agent-tools.md §3.5).
+// ToolCall is who calls a tool and how.
 type ToolCall struct {
 	Caller    gtc.Caller
 	Via       string // "http" or "mcp"
 	UserAgent string // cut to 200 characters
 }
 
-// Tool error codes (agent-tools.md §5.8).
+// Tool error codes.
 const (
 	CodeInvalidInput       = "INVALID_INPUT"
 	CodeInvalidTag         = "INVALID_TAG"
@@ -102,7 +102,7 @@ func (t *Text) String() string {
 	return t.b.String() + fmt.Sprintf("\n… and %d more lines", t.dropped)
 }
 
-// ContentTime shows a time to the second (agent-tools.md §3.3).
+// ContentTime shows a time to the second.
 func ContentTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
 
 // DataTime shows a time in the API's form, milliseconds and Z.

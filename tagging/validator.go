@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// TagValidator enforces a rule over the complete tag set of an item (domain-and-tags.md §4).
+// TagValidator enforces a rule over the complete tag set of an item.
 // Validators get the tag schema at construction and must be deterministic and pure.
 type TagValidator interface {
 	// Name is stable, lower-case and unique among validators (e.g. "exclusive_group").

@@ -7,7 +7,7 @@ import (
 )
 
 // Dependency requires the dependsOn tags of a schema group whenever the item carries any tag
-// of that group (domain-and-tags.md §4.3).
+// of that group.
 type Dependency struct {
 	rules []dependencyRule // by group name, sorted
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // ExclusiveGroup rejects an item that carries more than one value of a schema group flagged
-// exclusive (domain-and-tags.md §4.2). Groups the schema does not know are never exclusive.
+// exclusive. Groups the schema does not know are never exclusive.
 type ExclusiveGroup struct {
 	groups []string // exclusive group names, sorted
 }

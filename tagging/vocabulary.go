@@ -16,7 +16,7 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// Texts and limits of the tag vocabulary endpoints (domain-and-tags.md §7).
+// Texts and limits of the tag vocabulary endpoints.
 const (
 	// TagSchemaVersion is the version of the schema and glossary answers.
 	TagSchemaVersion = "v1"
@@ -34,9 +34,9 @@ const (
 	MaxDefinitionDescriptionLength = 10000
 )
 
-// Vocabulary answers what tags exist and manages the tag store and the glossary
-// (domain-and-tags.md §3.3, §7). It holds no state of its own beyond its configuration and
-// is safe for concurrent use when its stores are.
+// Vocabulary answers what tags exist and manages the tag store and the glossary. It holds no
+// state of its own beyond its configuration and is safe for concurrent use when its stores
+// are.
 type Vocabulary struct {
 	reg       *Registry
 	groups    *Groups // nil: no groups file
@@ -158,7 +158,7 @@ func normalizeAll(raw []string) ([]string, error) {
 	return slices.Compact(out), nil
 }
 
-// Schema describes the groups of the groups file (domain-and-tags.md §7.2): groups sorted by
+// Schema describes the groups of the groups file: groups sorted by
 // name, values sorted, dependencies split at their first colon and sorted by group, then
 // value. No slice is nil, so every key encodes as a list.
 func (v *Vocabulary) Schema() gtc.TagSchema {
@@ -188,7 +188,7 @@ func (v *Vocabulary) Schema() gtc.TagSchema {
 	return out
 }
 
-// Glossary lists, in this order (domain-and-tags.md §7.3): one manual group per groups-file
+// Glossary lists, in this order: one manual group per groups-file
 // group in file order; the computed group with the static keys and their plugins'
 // descriptions (when there is a static key); the custom group with every tag definition
 // sorted by key (only when one exists). No slice is nil.

@@ -116,7 +116,7 @@ func TestVocabularyAddTags(t *testing.T) {
 }
 
 func TestVocabularyAddTagsSpecExample(t *testing.T) {
-	// domain-and-tags.md §7.1.
+	// Added tags are normalized; computed ones are ignored and returned.
 	f := newVocab(t)
 	ignored, err := f.v.AddTags(context.Background(), []string{" Custom : Escalation ", "turns:multiturn"})
 	require.NoError(t, err)
@@ -199,7 +199,7 @@ func TestVocabularySchemaBuiltIn(t *testing.T) {
 		DependsOn: []gtc.TagDependency{},
 	}, s.Groups[0])
 
-	// The api.md §3.7.1 example: four keys, depends_on an empty list.
+	// The wire form: four keys, depends_on an empty list.
 	raw, err := json.Marshal(s.Groups[0])
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"name": "answerability", "values": ["answerable", "not_answerable", "should_not_answer"], "exclusive": true, "depends_on": []}`, string(raw))

@@ -1,4 +1,4 @@
-// Package agent is the transport of the agent tool endpoint (agent-tools.md §3): the seven
+// Package agent is the transport of the agent tool endpoint: the seven
 // tool definitions and their listing, the input checks every tool shares, dispatch to the
 // tool handlers, and the MCP server. What a tool does is the handler's business (package
 // tagging); this package only makes sure a handler sees a checked input and its caller.
@@ -54,7 +54,7 @@ type Tools struct {
 	server  *mcp.Server
 }
 
-// definition is what the spec fixes about a tool.
+// definition is what is fixed about a tool: what every listing publishes.
 type definition struct {
 	Name, Title, Description, Schema string
 	// Writes marks the two tools that change items (destructiveHint); the others are
@@ -210,7 +210,7 @@ func newErrorID() string {
 }
 
 // CutUserAgent keeps the first 200 characters of a User-Agent header, as the audit log
-// records it (agent-tools.md §3.5).
+// records it.
 func CutUserAgent(ua string) string {
 	if r := []rune(ua); len(r) > 200 {
 		return string(r[:200])

@@ -1,10 +1,10 @@
 package agent
 
-// Code below is the tool surface of agent-tools.md §5: names, descriptions and input schemas
-// verbatim from the spec. Change the spec first, then these constants; the toolset version
-// follows any change.
+// Code below is the tool surface: names, descriptions and input schemas of the seven tools,
+// the contract agents are given. Change them deliberately; the toolset version follows any
+// change.
 
-// Instructions is the text for agents (agent-tools.md §3.7): the listing's "instructions" and
+// Instructions is the text for agents: the listing's "instructions" and
 // the MCP server instructions.
 const Instructions = "You help curators maintain ground-truth items. Items carry manual tags (group:value, " +
 	"lower case) that people maintain, and computed tags (dataset, turns, question_length, " +
@@ -15,7 +15,7 @@ const Instructions = "You help curators maintain ground-truth items. Items carry
 	"the identical call with dry_run=false and report the operation id. When items are " +
 	"skipped, say which and why."
 
-// Tool names, in the fixed listing order (agent-tools.md §3.1).
+// Tool names, in the fixed listing order.
 const (
 	ToolManageTags        = "manage_tags"
 	ToolUndoTagOperation  = "undo_tag_operation"
@@ -26,7 +26,7 @@ const (
 	ToolGetItem           = "get_item"
 )
 
-// Input schemas (agent-tools.md §5), one raw JSON constant per tool.
+// Input schemas, one raw JSON constant per tool.
 const (
 	schemaManageTags = `{"type": "object", "additionalProperties": false, "required": ["operation"], "properties": {
   "operation": {"type": "string", "enum": ["find_and_tag", "delete_tag", "merge_tags"]},

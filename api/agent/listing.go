@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Listing formats (agent-tools.md §3.1).
+// Listing formats.
 const (
 	FormatAnthropic = "anthropic"
 	FormatOpenAI    = "openai"
@@ -78,7 +78,7 @@ func (t *Tools) Listing(format string) (*Listing, error) {
 }
 
 // annotations are the MCP hints of a tool: read-only for the five readers, destructive for
-// the two writers (agent-tools.md §3.1).
+// the two writers.
 func (d definition) annotations() *mcp.ToolAnnotations {
 	if d.Writes {
 		yes := true

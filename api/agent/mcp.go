@@ -13,7 +13,7 @@ import (
 // MCPServerName is the implementation name the MCP server reports.
 const MCPServerName = "ground-truth-curator"
 
-// buildMCP makes the one MCP server of the process (agent-tools.md §3.4). Tools are added
+// buildMCP makes the one MCP server of the process. Tools are added
 // with the low-level AddTool and a raw schema: the generic mcp.AddTool would validate with
 // its own rules and word its own errors, and MCP answers would drift from HTTP answers.
 func (t *Tools) buildMCP() {

@@ -17,7 +17,7 @@ import (
 	"github.com/gtc-dev/gtc/tagging"
 )
 
-// checker checks the input of one tool (agent-tools.md §3.6). The JSON Schema validator
+// checker checks the input of one tool. The JSON Schema validator
 // decides pass or fail; the walker over the same parsed schema words the answer, naming
 // every bad field and what it allows, which the validator's first-error messages do not.
 // The walker also checks what the validator leaves as annotation (format "uuid"), and the
@@ -362,7 +362,7 @@ func goValue(v any) any {
 }
 
 // manageTagsOps lists the fields each manage_tags operation requires and allows
-// (agent-tools.md §5.1); dry_run goes with every operation.
+// (see schemaManageTags); dry_run goes with every operation.
 var manageTagsOps = map[string]struct{ required, optional []string }{
 	"find_and_tag": {[]string{"keyword", "tag"}, []string{"dataset", "status", "tags"}},
 	"delete_tag":   {[]string{"tag"}, []string{"dataset"}},

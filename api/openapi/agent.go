@@ -1,7 +1,7 @@
 package openapi
 
-// agentPaths are the LLM tool operations (api.md §3.11, agent-tools.md §3). /mcp is left out
-// of the document (api.md §3.2.1): it speaks MCP, not this API.
+// agentPaths are the LLM tool operations. /mcp is left out of the document: it speaks MCP,
+// not this API.
 func agentPaths(prefix string) map[string]schema {
 	p := func(path string) string { return prefix + path }
 	return map[string]schema{
@@ -47,7 +47,7 @@ func agentSchemas() map[string]schema {
 			"content": str().desc("Plain text for the model, at most 8,000 characters; the first line states the outcome."),
 			"data":    freeObject().desc("The same facts as JSON; on error `{\"error\": {\"code\", \"message\", ...}}`."),
 			"isError": boolean().desc("True exactly when `data.error` exists."),
-		}, "content", "data", "isError").desc("The result envelope of every tool (agent-tools.md §3.3)."),
+		}, "content", "data", "isError").desc("The result envelope of every tool."),
 	}
 }
 

@@ -163,7 +163,7 @@ func (o op) body(s schema, description string) op {
 }
 
 // optionalBody is body for an operation that also runs without one: no bytes, or only
-// whitespace, count as an absent body (§1.2).
+// whitespace, count as an absent body.
 func (o op) optionalBody(s schema, description string) op {
 	o.body(s, description)
 	o["requestBody"].(schema)["required"] = false
@@ -222,7 +222,7 @@ func (o op) failsWith(status int, description string, body schema) op {
 // over 256 characters, and 500. Statuses the operation already documents are kept.
 func (o op) common() op { return o.addMissing(401, 403, 408, 413, 415, 422, 500) }
 
-// withBody adds the statuses of reading a JSON request body (§1.2).
+// withBody adds the statuses of reading a JSON request body.
 func (o op) withBody() op { return o.addMissing(413, 415, 422) }
 
 // withStore adds the status of an unreachable store.

@@ -1,4 +1,4 @@
-// Package openapi builds the OpenAPI 3.1 document of the GTC HTTP API (spec/api.md §3.2.1): the
+// Package openapi builds the OpenAPI 3.1 document of the GTC HTTP API: the
 // body of GET {prefix}/openapi.json, the component schemas behind GET {prefix}/schemas, and the
 // list of documented routes that the router is checked against.
 package openapi

@@ -1,6 +1,6 @@
 package openapi
 
-// exportPaths are the snapshot and export operations (api.md §3.10).
+// exportPaths are the snapshot and export operations.
 func exportPaths(prefix string) map[string]schema {
 	p := func(path string) string { return prefix + path }
 	return map[string]schema{

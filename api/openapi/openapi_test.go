@@ -94,8 +94,8 @@ func TestPaths(t *testing.T) {
 	}
 }
 
-// requiredComponents are the component names spec/api.md §3.2.1 requires that this document
-// covers so far.
+// requiredComponents are the component names this document must cover: the names of the
+// reference backend that clients resolve, then ours.
 var requiredComponents = []string{
 	"AgenticGroundTruthEntry-Input", "AgenticGroundTruthEntry-Output", "GroundTruthUpdateRequest",
 	"AssignmentUpdateRequest", "HistoryEntry", "HistoryEntryPatch", "ContextEntry", "ToolCallRecord",
@@ -104,16 +104,16 @@ var requiredComponents = []string{
 	"BulkImportError", "ImportWarning", "PIIWarning", "DuplicateWarning", "ValidationSummary",
 	"FrontendConfig", "DatasetCurationInstructions", "CurationInstructionsUpdate", "ErrorResponse",
 	"FieldError", "HTTPValidationError",
-	// Recompute and jobs (§3.4.8, §3.5), tags (§3.7).
+	// Recompute and jobs, tags.
 	"RecomputeTagsResponse", "Job", "TagListResponse", "AddTagsRequest", "RemoveTagsRequest",
 	"TagSchemaResponse", "TagGroupDTO", "DependencyDTO", "GlossaryResponse", "TagGroupGlossaryDTO",
 	"TagDefinitionDTO", "TagDefinitionRequest", "TagDefinitionResponse",
-	// Assignments (§3.6) and search (§3.9).
+	// Assignments and search.
 	"SelfServeResponse", "AssignItemRequest", "SearchResponse",
-	// Exports (§3.10).
+	// Exports.
 	"SnapshotExportRequest", "ExportFilters", "ExportDeliveryOptions", "SnapshotArtifactResponse",
 	"SnapshotManifest", "SnapshotSummary",
-	// Ours, not in the §3.2.1 list.
+	// Ours, not names of the reference backend.
 	"SelfServeRequest", "SearchResult", "AssignmentConflictError", "SnapshotPayload", "SnapshotListResponse",
 	"SnapshotFile",
 }
@@ -159,7 +159,7 @@ func TestOutputItemListsEveryKeyOfSection21(t *testing.T) {
 	assert.Equal(t, false, s["additionalProperties"])
 }
 
-// Samples copied from spec/api.md.
+// Sample bodies of documented requests and answers.
 const (
 	exampleItem = `{
   "id": "gt-001", "datasetName": "support", "bucket": "3f0e9a57-55c1-5d0b-9a3e-6b1f9f2d7c10",
@@ -220,7 +220,7 @@ const (
 
 	exampleDefinition = `{"tag_key": "custom:escalation", "description": "Needs a human hand-off", "created_by": "alice@example.com", "created_at": "2025-01-02T10:00:00.000Z", "updated_at": "2025-01-02T10:00:00.000Z"}`
 
-	// The §3.6.1 answer, with a real item for the "…".
+	// The self-serve answer, with a real item in `assigned`.
 	exampleSelfServe = `{"assigned": [` + exampleItem + `], "requested": 10, "assignedCount": 10, "newlyAssigned": 4}`
 
 	exampleSearch = `{"results": [{"id": "gt-001:ref:0", "url": "https://docs.example.com/install", "title": "Install", "chunk": "Run the installer…",
@@ -739,7 +739,7 @@ func TestRequestBodies(t *testing.T) {
 	assigned := "/v1/assignments/{dataset}/{bucket}/{item_id}"
 	cases := []struct {
 		method, path, schema string // schema "" means no request body
-		optional             bool   // the body may be left out (§1.2)
+		optional             bool   // the body may be left out
 	}{
 		{"POST", "/v1/ground-truths", "", false}, // an inline array, checked elsewhere
 		{"POST", "/v1/ground-truths/recompute-tags", "", false},
@@ -857,7 +857,7 @@ func TestUpdateRequestShapes(t *testing.T) {
 	assert.Equal(t, []any{"boolean", "null"}, assignee["approve"].(map[string]any)["type"])
 }
 
-// TestAssignmentAndSearchSchemas checks the shapes of §3.6 and §3.9: closed objects except the
+// TestAssignmentAndSearchSchemas checks the assignment and search shapes: closed objects except the
 // search hit's raw_payload, every answer key required, and the 409 body built on ErrorResponse.
 func TestAssignmentAndSearchSchemas(t *testing.T) {
 	d := openapi.Document("/v1", "dev")

@@ -1,7 +1,7 @@
 package openapi
 
 // componentSchemas returns every component schema by name. Names follow the reference GTC
-// backend so that clients written against it still resolve; shapes follow spec/api.md.
+// backend so that clients written against it still resolve; shapes are those this API serves.
 //
 // The plain names of nested types are the forms the server writes. Where the server accepts
 // more on input than it writes, an "-Input" variant says so (ToolCallRecord-Input,
@@ -86,7 +86,7 @@ func componentSchemas() map[string]schema {
 	}
 }
 
-// itemOutput is the item as every response writes it: all keys present, nulls written out (§2.1).
+// itemOutput is the item as every response writes it: all keys present, nulls written out.
 func itemOutput() schema {
 	props := schema{
 		"id":            str().minLen(1).maxLen(255),
@@ -125,7 +125,7 @@ func itemOutput() schema {
 		desc("A ground-truth item as the server writes it. Every key is always present.")
 }
 
-// itemInput is one element of the bulk import body (§2.1, §3.4.2). null for an optional key
+// itemInput is one element of the bulk import body. null for an optional key
 // means the key was not sent.
 func itemInput() schema {
 	ignored := func(what string) schema {
@@ -173,7 +173,7 @@ func itemInput() schema {
 			"without one is taken as UTC.")
 }
 
-// updateProps are the keys of both item PUT bodies (§3.4.6). A present key replaces the whole
+// updateProps are the keys of both item PUT bodies. A present key replaces the whole
 // stored value; null means the empty value, except where a key says otherwise.
 func updateProps() schema {
 	return schema{
@@ -361,7 +361,7 @@ func validationSummary() schema {
 	}, "total", "succeeded", "failed")
 }
 
-// recomputeTagsResponse is the sync answer of a recompute and the result of its job (§3.4.8).
+// recomputeTagsResponse is the sync answer of a recompute and the result of its job.
 // The keys are snake_case, as in the reference.
 func recomputeTagsResponse() schema {
 	count := func(text string) schema { return integer().min(0).desc(text) }
@@ -378,7 +378,7 @@ func recomputeTagsResponse() schema {
 		desc("Outcome of a tag recompute. An unknown dataset gives all zeros.")
 }
 
-// job is a background job (§3.5). Jobs live in the server's memory.
+// job is a background job. Jobs live in the server's memory.
 func job() schema {
 	count := func() schema { return integer().min(0) }
 	progress := obj(schema{
@@ -407,7 +407,7 @@ func job() schema {
 		desc("A background job. Finished jobs are kept for `GTC_JOB_RETENTION`; a restart forgets every job.")
 }
 
-// tagListResponse is the known-tag set and the static computed keys (§3.7.2); POST /tags adds
+// tagListResponse is the known-tag set and the static computed keys; POST /tags adds
 // `ignored`.
 func tagListResponse(withIgnored bool) schema {
 	props := schema{
@@ -519,7 +519,7 @@ func assignItemRequest() schema {
 	}).desc("Assign body. The whole body is optional; an empty body is the same as `{}`.")
 }
 
-// searchResult is one hit of the reference search (§3.9). `raw_payload` is snake_case, as in the
+// searchResult is one hit of the reference search. `raw_payload` is snake_case, as in the
 // reference.
 func searchResult() schema {
 	props := schema{
@@ -569,7 +569,7 @@ func curationInstructionsUpdate() schema {
 	}, "instructions")
 }
 
-// errorResponse is the body of every status ≥ 400 (§1.6); the 422 variant always lists errors.
+// errorResponse is the body of every status ≥ 400; the 422 variant always lists errors.
 func errorResponse(validation bool) schema {
 	props := schema{
 		"detail": str().desc("Human-readable message."),
@@ -592,7 +592,7 @@ func errorResponse(validation bool) schema {
 			"(AssignmentConflictError), `checks` on 503.")
 }
 
-// assignmentConflictError is the 409 body of an assign (§3.6.4). Like ErrorResponse it is open:
+// assignmentConflictError is the 409 body of an assign. Like ErrorResponse it is open:
 // a closed branch of allOf would reject the keys the other branch lists.
 func assignmentConflictError() schema {
 	return schema{"allOf": []schema{

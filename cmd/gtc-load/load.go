@@ -195,8 +195,8 @@ func itemPath(prefix string, k ledger.Key) string {
 	return prefix + "/" + url.PathEscape(k.Dataset) + "/" + url.PathEscape(k.Bucket) + "/" + url.PathEscape(k.ID)
 }
 
-// normETag drops a W/ prefix and one pair of quotes, as the server compares tags (api.md
-// §1.7), so the ledger sees one spelling of each.
+// normETag drops a W/ prefix and one pair of quotes, as the server compares tags
+// (gtc.SameETag), so the ledger sees one spelling of each.
 func normETag(s string) string {
 	s = strings.TrimPrefix(strings.TrimSpace(s), "W/")
 	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {

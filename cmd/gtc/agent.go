@@ -9,7 +9,7 @@ import (
 	"github.com/gtc-dev/gtc/tagging"
 )
 
-// agentTools builds the agent tool endpoint (agent-tools.md): the read tools, the bulk tag
+// agentTools builds the agent tool endpoint: the read tools, the bulk tag
 // operations with their audit log in the store, and the registry the HTTP routes and the
 // MCP server share. It repairs operations a crash left running before anything is served.
 func (a *app) agentTools(ctx context.Context) (*agent.Tools, *tagging.Bulk, error) {

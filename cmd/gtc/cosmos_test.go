@@ -28,7 +28,7 @@ import (
 )
 
 // TestCosmosOptionsMatchTheStore checks that the settings' defaults are the store's own
-// defaults (§3.7.1, §3.7.2), so an unset variable and an omitted option mean the same.
+// defaults, so an unset variable and an omitted option mean the same.
 func TestCosmosOptionsMatchTheStore(t *testing.T) {
 	cfg := config.Default()
 	o := cosmosOptions(cfg)
@@ -119,7 +119,7 @@ func cosmosEnv(t *testing.T, dataDir string, kv ...string) (environ []string, da
 }
 
 // TestCosmosMissingContainersStopStartup: without GTC_COSMOS_CREATE_CONTAINERS, startup
-// stops with the message of §3.7.8 and exit code 3.
+// stops with a message naming the missing containers and exit code 3.
 func TestCosmosMissingContainersStopStartup(t *testing.T) {
 	e, db := cosmosEnv(t, t.TempDir())
 	_, stderr, code := runGTC(t, e, "serve")

@@ -42,9 +42,8 @@ type e2eStep struct {
 }
 
 // TestE2EBrowser serves testdata/e2e as the SPA (GTC_FRONTEND_DIR) from the real binary and
-// opens it in headless Chromium. The page makes the curator frontend's calls of api.md §6
-// with fetch, from the same origin, and reports each step; the test fails with the steps
-// that failed.
+// opens it in headless Chromium. The page makes the curator frontend's calls with fetch,
+// from the same origin, and reports each step; the test fails with the steps that failed.
 func TestE2EBrowser(t *testing.T) {
 	site, err := filepath.Abs(filepath.Join("testdata", "e2e"))
 	require.NoError(t, err)

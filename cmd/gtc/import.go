@@ -503,7 +503,7 @@ type importIssue struct {
 	Fields []gtc.FieldError `json:"fields,omitempty"`
 }
 
-// importSummary is the --json summary (export-storage-migration.md §5.4).
+// importSummary is the --json summary.
 type importSummary struct {
 	Command           string         `json:"command"`
 	Inputs            []string       `json:"inputs"`

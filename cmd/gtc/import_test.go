@@ -235,7 +235,7 @@ func TestImportDryRunWritesNothing(t *testing.T) {
 func TestImportConvertsLegacyDocuments(t *testing.T) {
 	dir := t.TempDir()
 	e := env(dir)
-	// The worked example of domain-and-tags.md §9.7.
+	// A legacy single-turn v1 document.
 	legacy := `{"id": "gt-17", "datasetName": "support", "bucket": "6f1c2d3e-0a1b-4c5d-8e9f-001122334455",
  "status": "approved", "docType": "ground-truth-item", "schemaVersion": "v1",
  "synthQuestion": "Which form renews a parking permit?",

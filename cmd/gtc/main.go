@@ -52,7 +52,7 @@ func signalExitCode(sig os.Signal) int {
 // errInterrupted is returned by a command that stopped early on a signal.
 var errInterrupted = errors.New("interrupted; the summary above shows how far it got")
 
-// Exit codes shared by every command (export-storage-migration.md §5.1).
+// Exit codes shared by every command.
 const (
 	exitOK          = 0
 	exitItemsFailed = 1

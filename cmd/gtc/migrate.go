@@ -34,7 +34,7 @@ be interrupted (Ctrl-C) and resumes from its checkpoint.
 Flags:
 `
 
-// runMigrate is `gtc migrate` (export-storage-migration.md §5.2).
+// runMigrate is `gtc migrate`.
 func runMigrate(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	if len(args) > 0 && args[0] == "convert" {
 		return runMigrateConvert(ctx, args[1:], stdin, stdout, stderr)
@@ -341,7 +341,7 @@ func printMigrateSummary(w io.Writer, s *migrate.Summary, o migrate.Options) {
 	}
 }
 
-// runMigrateConvert is `gtc migrate convert` (export-storage-migration.md §5.2.6): the same
+// runMigrateConvert is `gtc migrate convert`: the same
 // conversion applied to a file of raw documents, writing importable v2 records as JSONL.
 func runMigrateConvert(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("migrate convert", flag.ContinueOnError)

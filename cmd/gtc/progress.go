@@ -10,7 +10,7 @@ import (
 )
 
 // progress shows how far a long command is: a bar on a terminal, a log line every 5 s
-// otherwise, or nothing (export-storage-migration.md §5.1).
+// otherwise, or nothing.
 type progress struct {
 	label   string
 	mode    string // "bar", "log" or "none"

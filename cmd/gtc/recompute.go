@@ -14,7 +14,7 @@ import (
 )
 
 // runRecompute is `gtc recompute-tags`: the same service as POST /v1/ground-truths/recompute-tags,
-// in process (export-storage-migration.md §5.3).
+// in process.
 func runRecompute(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("recompute-tags", flag.ContinueOnError)
 	fs.SetOutput(stderr)

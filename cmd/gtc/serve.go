@@ -111,7 +111,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// Agent executions get their grace to finish; what is left is logged as not attempted.
 	bulk.Close(sctx)
-	// Jobs still running are abandoned, as a restart would (api.md §3.5).
+	// Jobs live in memory only: those still running are abandoned, as any restart would.
 	jobs.Close()
 	return nil
 }

@@ -33,15 +33,15 @@ import (
 // "make test" starts for the other tests, so that it can stop it.
 
 // Variables that tell these tests where the emulators' programs are; scripts/test.sh sets
-// both. Like the GTC_TEST_* variables of testing-with-real-servers.md §5.1, an unset one
-// skips the test, and fails it under GTC_TEST_REQUIRE_SERVERS=1.
+// both. Like the GTC_TEST_* variables of package testenv, an unset one skips the test, and
+// fails it under GTC_TEST_REQUIRE_SERVERS=1.
 const (
 	envAzuriteBin     = "GTC_TEST_AZURITE_BIN"     // tools/test-servers/node_modules/.bin/azurite-blob
 	envCosmosLauncher = "GTC_TEST_COSMOS_LAUNCHER" // tools/test-servers/cosmos-launcher.js
 )
 
-// The fixed texts a client sees when a dependency cannot be reached (api.md §1.6, §3.1.2,
-// §3.10.3; api/errors.go, api/meta.go, export/artifact.go). Causes go to the log only.
+// The fixed texts a client sees when a dependency cannot be reached (api/errors.go,
+// api/meta.go, export/artifact.go). Causes go to the log only.
 const (
 	detailStoreDown   = "The store is not reachable; retry later"
 	detailStoreSlow   = "The request took too long; retry later"
@@ -567,7 +567,7 @@ const azuriteConnFmt = "DefaultEndpointsProtocol=http;AccountName=devstoreaccoun
 // stopped while exports, listings and curator saves run: the export routes answer 503
 // STORE_UNAVAILABLE "Export storage is not reachable; retry later", everything that does not
 // need export storage (item reads and writes, attachment and stream exports, /readyz, which
-// does not check export storage per api.md §3.1.2) goes on answering 200. Azurite restarted
+// does not check export storage) goes on answering 200. Azurite restarted
 // on the same port and data directory: without a restart of gtc, exports succeed again and
 // every snapshot acknowledged before is listed and downloads byte for byte.
 func TestBlobUnreachable(t *testing.T) {
@@ -657,7 +657,7 @@ func TestBlobUnreachable(t *testing.T) {
 		assert.Equal(t, http.StatusOK, a.status, "attachment and stream exports do not touch export storage: %v", a)
 		assert.Equal(t, n, bytes.Count(a.raw, []byte(`"datasetName":"ds"`)), "%s holds every item", a.op)
 	}
-	assert.Equal(t, http.StatusOK, during[7].status, "readiness does not check export storage (api.md §3.1.2): %v", during[7])
+	assert.Equal(t, http.StatusOK, during[7].status, "readiness does not check export storage: %v", during[7])
 	assert.JSONEq(t, `{"status":"ready","checks":{"store":"ok"}}`, string(during[7].raw))
 	assert.Equal(t, http.StatusOK, during[8].status, "%v", during[8])
 	assert.Equal(t, http.StatusOK, during[9].status, "%v", during[9])
@@ -909,7 +909,7 @@ func cosmosOutageRound(t *testing.T, s *server, c *http.Client, refs []depItem, 
 	imp := during[5]
 	impFailed := imp.isError(http.StatusServiceUnavailable, "STORE_UNAVAILABLE", detailStoreDown, detailStoreSlow)
 	if !impFailed && imp.status == http.StatusOK {
-		// An import reports store failures per item (api.md §3.4.2).
+		// An import reports store failures per item.
 		errs, _ := imp.body["errors"].([]any)
 		impFailed = imp.body["imported"] == 0.0 && len(errs) == 1 && errs[0].(map[string]any)["code"] == "CREATE_FAILED"
 	}

@@ -78,8 +78,8 @@ func (a *app) credential() (azcore.TokenCredential, error) {
 }
 
 // artifactStore opens the export storage of GTC_EXPORT_STORAGE_BACKEND and runs its startup
-// check (export-storage-migration.md §2.3–§2.5). An unreachable Blob service is a warning:
-// the server starts and the export routes answer 503 until storage answers.
+// check. An unreachable Blob service is a warning: the server starts and the export routes
+// answer 503 until storage answers.
 func (a *app) artifactStore(ctx context.Context) (gtc.ArtifactStore, error) {
 	cfg := a.cfg
 	if cfg.ExportStorageBackend != "blob" {
@@ -117,7 +117,7 @@ func (a *app) artifactStore(ctx context.Context) (gtc.ArtifactStore, error) {
 }
 
 // exporter builds the export pipeline: registries, the default chain (checked against the
-// registry, §1.6), the artifact store, and the removal of temporary files a crash left.
+// registry), the artifact store, and the removal of temporary files a crash left.
 func (a *app) exporter(ctx context.Context) (*export.Exporter, error) {
 	cfg := a.cfg
 	fields, err := export.ParseInternalFields(cfg.ExportInternalFields)
@@ -204,10 +204,10 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	return slog.New(h).With("service", cfg.ServiceName)
 }
 
-// newApp runs the startup checks in the order of domain-and-tags.md §3.5 and builds the
-// store, the tag pipeline, the vocabulary and the curation service. maintenance marks the
-// long-running commands, for which a tag store that overlaps the computed keys is a warning
-// (their remedy is gtc migrate) instead of a fatal error (export-storage-migration.md §5.1).
+// newApp runs the startup checks in order (newTagEngine's, then the tag-store overlap) and
+// builds the store, the tag pipeline, the vocabulary and the curation service. maintenance
+// marks the long-running commands, for which a tag store that overlaps the computed keys is
+// a warning (their remedy is gtc migrate) instead of a fatal error.
 func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger, maintenance bool) (*app, error) {
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
@@ -273,7 +273,7 @@ type tagEngine struct {
 }
 
 // newTagEngine builds the tag engine from the settings and runs the startup checks that
-// need no store (domain-and-tags.md §3.5 steps 1–4).
+// need no store, in order.
 func newTagEngine(cfg *config.Config, log *slog.Logger) (*tagEngine, error) {
 	// 1. The computed-tag registry.
 	reg, err := tagging.NewDefaultRegistry()
@@ -351,8 +351,8 @@ func (a *app) openStore(ctx context.Context) (gtc.Store, error) {
 	return st, nil
 }
 
-// cosmosAuth names how the Cosmos DB store authenticates (§3.7.2): the account key, the
-// emulator's published key, or Entra ID through the default Azure credential.
+// cosmosAuth names how the Cosmos DB store authenticates: the account key, the emulator's
+// published key, or Entra ID through the default Azure credential.
 func cosmosAuth(cfg *config.Config) string {
 	switch {
 	case cfg.CosmosKey != "":
@@ -408,8 +408,8 @@ func storeLocation(cfg *config.Config) string {
 	return cfg.SQLitePath()
 }
 
-// searchProvider builds the reference search of GTC_SEARCH_BACKEND (api.md §3.9): auto is
-// Azure AI Search when its endpoint and index are set, else the built-in reference search.
+// searchProvider builds the reference search of GTC_SEARCH_BACKEND: auto is Azure AI Search
+// when its endpoint and index are set, else the built-in reference search.
 func (a *app) searchProvider() (gtc.SearchProvider, string, error) {
 	cfg, st := a.cfg, a.store
 	backend := cfg.SearchBackend

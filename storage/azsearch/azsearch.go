@@ -1,4 +1,4 @@
-// Package azsearch is the Azure AI Search backend of GET /v1/search (api.md §3.9): a small
+// Package azsearch is the Azure AI Search backend of GET /v1/search: a small
 // client of the REST "Search Documents" operation that implements gtc.SearchProvider. It
 // speaks plain net/http (one request per search, no paging), authenticates with a query key
 // or a Microsoft Entra token, and reports every failure as a *gtc.SearchBackendError with a
@@ -148,8 +148,8 @@ func cmpOr(s, def string) string {
 // NewDefaultCredential returns the default Azure credential chain (environment, workload
 // identity, managed identity, Azure CLI…). clientID, when set, selects a user-assigned
 // managed identity: the chain reads it only from AZURE_CLIENT_ID, so it is copied there when
-// that variable is unset (a real AZURE_CLIENT_ID wins), as the configuration spec prescribes
-// for GTC_AZURE_CLIENT_ID. Build one per process and share it, so every client uses one
+// that variable is unset (a real AZURE_CLIENT_ID wins): that is how GTC_AZURE_CLIENT_ID
+// takes effect. Build one per process and share it, so every client uses one
 // token cache.
 func NewDefaultCredential(clientID string) (azcore.TokenCredential, error) {
 	if clientID != "" {

@@ -1,4 +1,4 @@
-// Package blob is the Azure Blob Storage artifact store (export-storage-migration.md §2.4):
+// Package blob is the Azure Blob Storage artifact store:
 // exported snapshots as block blobs in one container, a blob's name being the artifact key
 // verbatim. It implements gtc.ArtifactStore with the azblob SDK and turns every Azure error
 // into a gtc artifact error at this boundary, so nothing above storage/ sees an Azure type.
@@ -27,7 +27,7 @@ import (
 	"github.com/gtc-dev/gtc/storage/internal/aztrace"
 )
 
-// CheckTimeout is the budget of Check, the startup check (§2.4).
+// CheckTimeout is the budget of Check, the startup check.
 const CheckTimeout = 10 * time.Second
 
 // Backend is what Store.Backend reports.
@@ -54,7 +54,7 @@ type Options struct {
 	// HTTPClient replaces the transport. Nil uses a client shared by every Store that keeps
 	// enough idle connections for 64 concurrent uploads.
 	HTTPClient *http.Client
-	// Retry replaces the retry policy of §2.4 (3 retries, backoff 1 s to 30 s, 60 s per try);
+	// Retry replaces DefaultRetry (3 retries, backoff 1 s to 30 s, 60 s per try);
 	// tests against dead endpoints use it to fail fast.
 	Retry *policy.RetryOptions
 	// Logger receives the line Check writes when it creates the container (slog.Default
@@ -67,7 +67,7 @@ type Options struct {
 	OnRetry func(reason string)
 }
 
-// DefaultRetry is the SDK retry policy of §2.4.
+// DefaultRetry is the SDK retry policy a Store uses unless Options.Retry replaces it.
 func DefaultRetry() policy.RetryOptions {
 	return policy.RetryOptions{
 		MaxRetries:    3,
@@ -206,7 +206,7 @@ func (s *Store) Container() string { return s.name }
 // against which account.
 func (s *Store) Account() string { return s.account }
 
-// Check is the startup check (§2.4): it asks for the container's properties within
+// Check is the startup check: it asks for the container's properties within
 // CheckTimeout and, when the container is missing and create is set, creates it with private
 // access. A missing container (without create) and a refused identity are configuration
 // errors that should stop startup; an unreachable service is an error wrapping

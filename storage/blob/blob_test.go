@@ -38,7 +38,7 @@ const (
 
 var quiet = slog.New(slog.DiscardHandler)
 
-// containerName is a fresh name of the form t-<16 hex> (testing-with-real-servers.md §5.3).
+// containerName is a fresh name of the form t-<16 hex>, one per test.
 func containerName() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)

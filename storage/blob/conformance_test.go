@@ -8,7 +8,7 @@ import (
 	"github.com/gtc-dev/gtc/storage/storetest/testenv"
 )
 
-// TestArtifactConformance runs the shared artifact suite (export-storage-migration.md §2.6)
+// TestArtifactConformance runs the shared artifact suite (storetest.RunArtifacts)
 // against the configured server, each behaviour on its own fresh container.
 func TestArtifactConformance(t *testing.T) {
 	testenv.BlobConnectionString(t)

@@ -48,13 +48,12 @@ func (r *recordingTransport) take() []*url.URL {
 	return u
 }
 
-// FuzzBlobKeys checks the Blob backend's side of the artifact key rules (export-storage-
-// migration.md §2.2, §2.4): a key ValidateKey refuses never becomes a request, and a key it
-// accepts names exactly that blob in the configured container: the service, which decodes
-// the path once, sees the key verbatim (so a literal "%2F" or "%2e%2e" in a key stays
-// literal and cannot turn into a separator or a parent segment), and the container and
-// account part of the URL are untouched. List prefixes travel in the query and must arrive
-// verbatim too.
+// FuzzBlobKeys checks the Blob backend's side of the artifact key rules: a key gtc.ValidateKey
+// refuses never becomes a request, and a key it accepts names exactly that blob in the
+// configured container: the service, which decodes the path once, sees the key verbatim (so a
+// literal "%2F" or "%2e%2e" in a key stays literal and cannot turn into a separator or a
+// parent segment), and the container and account part of the URL are untouched. List prefixes
+// travel in the query and must arrive verbatim too.
 func FuzzBlobKeys(f *testing.F) {
 	const account, containerName = "devstoreaccount1", "gtc-exports"
 	rt := &recordingTransport{}

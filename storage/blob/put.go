@@ -26,7 +26,7 @@ import (
 
 const (
 	// blockSize is the size of a staged block and the threshold below which a body goes up
-	// in one request (§2.4).
+	// in one request.
 	blockSize = 4 << 20
 	// blocksInFlight bounds the buffers of one upload to 2 × blockSize.
 	blocksInFlight = 2

@@ -17,14 +17,14 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// The agent audit log (agent-tools.md §4.6) lives in its own container, partitioned by
+// The agent audit log lives in its own container, partitioned by
 // /operationId: one header document per operation (id = the operation id) and its items in
 // page documents of at most agentPageSize entries (id "<operation id>:items:<page>", page p
 // holding positions [agentPageSize·p, agentPageSize·(p+1))), all in the operation's partition.
 // Pages keep an operation of many thousand items far below the 2 MB document limit while
 // appending a chunk rewrites one or two documents, not the whole log of the operation.
 //
-// Every write stamps the document with a fresh write id ("wid"), as item writes do (§3.7.5):
+// Every write stamps the document with a fresh write id ("wid"), as item writes do:
 // a create answered 409, or a conditional replace answered 412, may be this very write
 // applied before a 503 or a reset that the SDK retried, which the stored wid tells apart.
 
@@ -47,7 +47,7 @@ type agentOpStore struct {
 
 var _ gtc.AgentOperationStore = (*agentOpStore)(nil)
 
-// AgentOperations returns the agent audit log (agent-tools.md §4.6).
+// AgentOperations returns the agent audit log.
 func (s *Store) AgentOperations() gtc.AgentOperationStore { return &agentOpStore{s: s} }
 
 // agentOpDoc is a header document: the stored form every store shares (gtc.AgentOpRecord,
@@ -191,9 +191,9 @@ func (as *agentOpStore) Get(ctx context.Context, id string) (*gtc.AgentOperation
 	return d.operation()
 }
 
-// change applies c to the header of id with the read → conditional write → retry loop of
-// §3.7.6, so an Update and a SetUndoneBy racing on one header cannot undo each other. A c
-// that changes nothing (the same undo again) ends the call successfully without a write.
+// change applies c to the header of id with the read → conditional write → retry loop, so
+// an Update and a SetUndoneBy racing on one header cannot undo each other. A c that changes
+// nothing (the same undo again) ends the call successfully without a write.
 func (as *agentOpStore) change(ctx context.Context, op, id string, c *gtc.AgentOpChange) error {
 	if as.s.closed.Load() {
 		return errClosed(op)
@@ -282,8 +282,8 @@ func (as *agentOpStore) itemsEnd(ctx context.Context, op, id string) (bool, int,
 }
 
 // PutItems stores items at positions first, first+1, … by rewriting the one or two pages
-// they fall in, each with the read → conditional write → retry loop of §3.7.6, lowest page
-// first: a failure leaves a prefix of the chunk stored, never a gap. An unknown operation is
+// they fall in, each with the read → conditional write → retry loop, lowest page first:
+// a failure leaves a prefix of the chunk stored, never a gap. An unknown operation is
 // ErrNotFound; a first beyond the stored items would leave a gap and is ErrInvalidArgument.
 func (as *agentOpStore) PutItems(ctx context.Context, id string, first int, items []gtc.AgentOpItem) error {
 	const op = "put agent operation items"
@@ -421,7 +421,7 @@ func agentHeaderWhere() *builder {
 }
 
 // List returns the matching headers newest first and how many match in all. Cross-partition
-// ORDER BY is beyond what the gateway serves (§3.7.3), so it reads the sort key of every
+// ORDER BY is beyond what the gateway serves, so it reads the sort key of every
 // match (a small projection, which also gives the exact total), sorts in Go and then fetches
 // only the headers of the page.
 func (as *agentOpStore) List(ctx context.Context, f gtc.AgentOpFilter) ([]*gtc.AgentOperation, int, error) {

@@ -16,7 +16,7 @@ import (
 	"github.com/gtc-dev/gtc/storage/storetest/testenv"
 )
 
-// The audit log's layout in its container (agent-tools.md §4.6): one header document with
+// The audit log's layout in its container: one header document with
 // id = operationId, and the items in pages of at most 500 entries, page p at id
 // "<operationId>:items:<p>", all in the operation's partition. Other tools and later
 // versions read these documents, so the layout is checked as it is stored.

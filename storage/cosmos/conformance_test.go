@@ -14,7 +14,7 @@ import (
 	"github.com/gtc-dev/gtc/storage/storetest/testenv"
 )
 
-// TestConformance runs the store conformance suite (export-storage-migration.md §4)
+// TestConformance runs the store conformance suite (storetest.Run)
 // against the Cosmos DB test server, each subtest on a fresh database (cosmostest.Open).
 func TestConformance(t *testing.T) {
 	env := testenv.Cosmos(t)

@@ -1,13 +1,13 @@
-// Package cosmos is the Azure Cosmos DB store (export-storage-migration.md §3.7): items,
+// Package cosmos is the Azure Cosmos DB store: items,
 // curation instructions, the tag store, tag definitions and assignment records in the
 // reference layout, plus a registry of dataset partitions in a meta container and the agent
-// audit log (agent-tools.md §4.6) in a container of its own. It implements
+// audit log in a container of its own. It implements
 // gtc.Store with azcosmos v1.5.0 and turns every Azure error into a gtc store error at this
 // boundary, so nothing above storage/ sees an Azure type.
 //
-// Queries keep to what the SDK's gateway can serve (§3.7.3): plain filters and projections
+// Queries keep to what the SDK's gateway can serve: plain filters and projections
 // across partitions, ORDER BY and TOP within one partition. Ordered pages with exact totals
-// come from a k-way merge of per-partition streams (strategy S1 of §3.7.5).
+// come from a k-way merge of per-partition streams (strategy S1, see Query in list.go).
 package cosmos
 
 import (
@@ -46,7 +46,7 @@ const Backend = "cosmos"
 // accept any base64 key.
 const EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
 
-// Defaults of §3.7.1–§3.7.2.
+// Defaults of Options, and the store's fixed limits.
 const (
 	DefaultDatabase        = "gt-curator"
 	DefaultMaxConns        = 200
@@ -63,7 +63,7 @@ const (
 	hydrateParallel        = 16
 )
 
-// Containers names the containers of §3.7.1.
+// Containers names the store's containers.
 type Containers struct {
 	GroundTruth     string
 	Assignments     string
@@ -73,7 +73,7 @@ type Containers struct {
 	AgentOperations string
 }
 
-// DefaultContainers are the names of §3.7.1.
+// DefaultContainers are the default container names.
 func DefaultContainers() Containers {
 	return Containers{
 		GroundTruth:     "ground_truth",
@@ -116,7 +116,7 @@ type Options struct {
 	Key string
 	// Credential is the process's shared DefaultAzureCredential. Bearer tokens need https.
 	Credential azcore.TokenCredential
-	// Database and Containers name the data (defaults of §3.7.1).
+	// Database and Containers name the data (defaults: DefaultDatabase, DefaultContainers).
 	Database   string
 	Containers Containers
 	// CreateContainers creates the database and missing containers at startup.
@@ -140,7 +140,7 @@ type Options struct {
 	MaxRetryDelay time.Duration
 	// PageSize is the page size hint of scans and counts (default 1000).
 	PageSize int
-	// RebuildRegistry is auto (default), always or never (§3.7.4).
+	// RebuildRegistry is auto (default), always or never (GTC_COSMOS_REBUILD_REGISTRY).
 	RebuildRegistry string
 	// LogQueryMetrics logs request charges of queries; SlowQueriesOnly restricts that to
 	// queries at or above SlowQueryRU.
@@ -190,8 +190,8 @@ type Store struct {
 
 var _ gtc.Store = (*Store)(nil)
 
-// Open connects, checks (or creates) the containers of §3.7.1, reads the migration marker
-// and rebuilds the dataset registry when RebuildRegistry asks for it (§3.7.8).
+// Open connects, checks (or creates) the containers, reads the migration marker
+// and rebuilds the dataset registry when RebuildRegistry asks for it.
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Endpoint == "" {
 		return nil, fmt.Errorf("cosmos: open: %w: an endpoint is required", gtc.ErrInvalidArgument)
@@ -336,7 +336,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 // them into errors that are never retried, so unavailableRetry (below both) handles them.
 var retryStatusCodes = []int{http.StatusTooManyRequests, 449}
 
-// newHTTPClient builds the transport of §3.7.2.
+// newHTTPClient builds the store's transport (connection pool, TLS verification).
 func newHTTPClient(maxConns int, verify string, log *slog.Logger) (*http.Client, error) {
 	if maxConns <= 0 {
 		maxConns = DefaultMaxConns
@@ -505,7 +505,7 @@ func itemKey(datasetName, bucket string) azcosmos.PartitionKey {
 // unavailableRetry retries 503 (service unavailable) and 408 (request timeout) answers
 // itself, honouring x-ms-retry-after-ms: azcosmos retries them only when it can fail over to
 // another region, so on a single-region account they would surface at once. A write that
-// may have landed before such an answer is resolved by its write id (§3.7.5).
+// may have landed before such an answer is resolved by its write id (itemStore.landed).
 type unavailableRetry struct {
 	attempts int
 	delay    time.Duration

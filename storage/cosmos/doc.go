@@ -11,16 +11,16 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// An item document is the canonical document of §3.5 plus "gtcIndex" (the derived index
-// fields and the write id). Cosmos DB keeps numbers as IEEE 754 doubles, so a document
-// whose free-form JSON holds a number a double cannot reproduce exactly (a 64-bit integer
-// above 2^53, a long decimal, "1.0") also carries "gtcExact": the canonical document as a
-// string, which the store reads instead. Every other document is read from its fields.
+// An item document is the canonical document (gtc.Item.CanonicalJSON) plus "gtcIndex" (the
+// derived index fields and the write id). Cosmos DB keeps numbers as IEEE 754 doubles, so a
+// document whose free-form JSON holds a number a double cannot reproduce exactly (a 64-bit
+// integer above 2^53, a long decimal, "1.0") also carries "gtcExact": the canonical document
+// as a string, which the store reads instead. Every other document is read from its fields.
 
 // preparedItem is an item ready to be written.
 type preparedItem struct {
 	stored    *gtc.Item // exactly as the document reads back
-	canonical []byte    // its canonical document (§3.5)
+	canonical []byte    // its canonical document
 	doc       []byte    // the Cosmos document
 	wid       string
 }

@@ -134,7 +134,7 @@ func (ts *tagStore) Remove(ctx context.Context, tags []string) ([]string, error)
 	})
 }
 
-// change applies fn with the read → conditional write → retry loop of §3.7.6.
+// change applies fn with the read → conditional write → retry loop.
 func (ts *tagStore) change(ctx context.Context, op string, tags []string, fn func([]string) []string) ([]string, error) {
 	if ts.s.closed.Load() {
 		return nil, errClosed(op)
@@ -147,7 +147,7 @@ func (ts *tagStore) change(ctx context.Context, op string, tags []string, fn fun
 	var out []string
 	// Every tag change rewrites the one tag-store document, so all writers contend on it;
 	// each lost race means another writer's change landed, so tagStoreAttempts attempts see
-	// that many concurrent writers through (the 5 of §3.7.6 gave up under 16).
+	// that many concurrent writers through (conditionalAttempts, 5, gave up under 16).
 	err := retryConditionalN(ctx, op, tagStoreAttempts, func() error {
 		d, err := ts.read(ctx)
 		if err != nil {
@@ -346,7 +346,7 @@ func (ds *tagDefinitionStore) Delete(ctx context.Context, key string) error {
 	})
 }
 
-// ---- assignment records (§3.7.7) ----
+// ---- assignment records (kept for the reference backend; the items are the truth) ----
 
 type assignmentDoc struct {
 	ID            string `json:"id"`

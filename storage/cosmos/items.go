@@ -102,7 +102,7 @@ func (is *itemStore) Locate(ctx context.Context, datasetName, id string) (gtc.Ke
 		&gtc.ConflictError{Existing: all[0], All: all})
 }
 
-// Create registers the bucket, checks (datasetName, id) and creates the document (§3.7.5).
+// Create registers the bucket, checks (datasetName, id) and creates the document.
 func (is *itemStore) Create(ctx context.Context, it *gtc.Item) (*gtc.Item, error) {
 	s := is.s
 	if s.closed.Load() {
@@ -163,7 +163,7 @@ func (is *itemStore) write(ctx context.Context, k gtc.Key, p *preparedItem, ifMa
 }
 
 // landed resolves an ambiguous write (no status, or 409 on a retried create): the write
-// happened when the document carries this write's id (§3.7.5). When it reports true, the
+// happened when the document carries this write's id. When it reports true, the
 // outcome is known: nil with p.stored.ETag set, or ErrUnavailable.
 func (is *itemStore) landed(ctx context.Context, k gtc.Key, p *preparedItem, werr error) (bool, error) {
 	st := statusOf(werr)

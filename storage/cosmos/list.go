@@ -184,7 +184,7 @@ func (s *Store) merge(ctx context.Context, op string, ms mergeSpec) iter.Seq2[so
 }
 
 // Query serves one page with the exact total: the partition merge (S1) normally, the
-// projection scan (S2) for one user's queue (§3.7.5).
+// projection scan (S2) for one user's queue.
 func (is *itemStore) Query(ctx context.Context, q gtc.Query) (gtc.QueryPage, error) {
 	s := is.s
 	if err := q.Validate(); err != nil {
@@ -390,7 +390,7 @@ func fullQuery(p partition, f gtc.Filter, field string, desc bool, after *string
 	return sqlQuery{text: "SELECT * FROM c WHERE " + b.where() + " ORDER BY " + field + dir(desc), params: b.params, pk: &p}, true
 }
 
-// Eligible streams the self-serve pool with one cross-partition projection (§3.7.5).
+// Eligible streams the self-serve pool with one cross-partition projection.
 func (is *itemStore) Eligible(ctx context.Context, e gtc.EligibleSpec) iter.Seq2[gtc.Key, error] {
 	s := is.s
 	return func(yield func(gtc.Key, error) bool) {

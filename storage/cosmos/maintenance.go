@@ -15,8 +15,8 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// maintenance is the raw access of gtc migrate (§3.2, §5.2): every item document as stored,
-// legacy ones included, and writes of converted documents through the same encoder,
+// maintenance is the raw access of gtc migrate (gtc.Maintenance): every item document as
+// stored, legacy ones included, and writes of converted documents through the same encoder,
 // registration and conditional writes as the item API, so a converted document is
 // indistinguishable from one the API wrote.
 type maintenance struct {
@@ -28,7 +28,7 @@ var _ gtc.Maintenance = (*maintenance)(nil)
 // Maintenance returns the raw access of gtc migrate.
 func (s *Store) Maintenance() gtc.Maintenance { return &maintenance{s: s} }
 
-// rawItem selects the item documents of domain-and-tags.md §9.2: docType ground-truth-item,
+// rawItem selects the item documents gtc migrate examines: docType ground-truth-item,
 // or no docType but a datasetName (the oldest legacy documents). Curation documents have a
 // docType of their own.
 const rawItem = "(c.docType = 'ground-truth-item' OR (NOT IS_DEFINED(c.docType) AND IS_DEFINED(c.datasetName)))"
@@ -199,7 +199,7 @@ func (m *maintenance) ReplaceRaw(ctx context.Context, prev gtc.RawDoc, body map[
 	if prev.ETag == "" {
 		return gtc.RawDoc{}, fmt.Errorf("cosmos: %s %s: %w: no ETag to match", op, k, gtc.ErrPreconditionFailed)
 	}
-	// Registered before the write, so the registry never misses a bucket (§3.7.4).
+	// Registered before the write, so the registry never misses a bucket.
 	if err := s.registry.ensure(ctx, partition{Dataset: k.DatasetName, Bucket: k.Bucket}); err != nil {
 		return gtc.RawDoc{}, err
 	}
@@ -210,7 +210,7 @@ func (m *maintenance) ReplaceRaw(ctx context.Context, prev gtc.RawDoc, body map[
 	return written(p, norm), nil
 }
 
-// MoveRaw creates body at its key, then deletes prev conditionally (§5.2.3).
+// MoveRaw creates body at its key, then deletes prev conditionally.
 func (m *maintenance) MoveRaw(ctx context.Context, prev gtc.RawDoc, body map[string]any) (gtc.RawDoc, error) {
 	const op = "move raw"
 	s := m.s
@@ -279,7 +279,8 @@ func (m *maintenance) EnsureRegistered(ctx context.Context, k gtc.Key) error {
 }
 
 // DuplicateIDs merges, dataset by dataset, the id-ordered projections of the registered
-// buckets (§5.2 step 3), so that documents sharing an id arrive one after the other.
+// buckets (the duplicates pass of migrate.Job.Run), so that documents sharing an id arrive one
+// after the other.
 func (m *maintenance) DuplicateIDs(ctx context.Context, datasets []string) iter.Seq2[[]gtc.Key, error] {
 	s := m.s
 	return func(yield func([]gtc.Key, error) bool) {
@@ -337,7 +338,7 @@ func idQuery(p partition) (sqlQuery, bool) {
 }
 
 // WriteMigrationMarker records a complete gtc migrate run. The job writes it only after a run
-// over every dataset that registered the bucket of every item it read (§5.2 steps 2 and 5),
+// over every dataset that registered the bucket of every item it read,
 // so the registry is then known complete too, and registryRebuiltAt is set with migratedAt.
 func (m *maintenance) WriteMigrationMarker(ctx context.Context, by string) error {
 	s := m.s
@@ -535,7 +536,7 @@ func jsonKind(v any) string {
 	return fmt.Sprintf("a %T", v)
 }
 
-// rawAssignmentChanged makes the assignment records follow a raw write (§3.7.7), as
+// rawAssignmentChanged makes the assignment records follow a raw write, as
 // assignmentChanged does for item writes; prev is known only as it was stored, and a move
 // changes the record's id with the bucket.
 func (s *Store) rawAssignmentChanged(ctx context.Context, prev gtc.RawDoc, next *gtc.Item) {

@@ -256,7 +256,7 @@ func TestRawScanCursorBelongsToItsDatasetList(t *testing.T) {
 }
 
 // A move keeps the reference's assignment record in step: the record of the old key goes,
-// one for the new key is written (§3.7.7).
+// one for the new key is written.
 func TestAssignmentRecordFollowsAMove(t *testing.T) {
 	env := testenv.Cosmos(t)
 	skipIdentityGap(t, env)

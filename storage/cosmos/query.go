@@ -16,11 +16,11 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// visible is the rule every item query carries (§3.7.3): documents gtc did not write have
+// visible is the rule every item query carries: documents gtc did not write have
 // no gtcIndex and stay invisible until gtc migrate converts them.
 const visible = "c.docType = 'ground-truth-item' AND IS_DEFINED(c.gtcIndex)"
 
-// pkCond repeats a single-partition query's key in its WHERE clause (§3.7.3): free on
+// pkCond repeats a single-partition query's key in its WHERE clause: free on
 // Cosmos DB, and required on the test server, which ignores the partition-key header.
 const pkCond = "c.datasetName = @pkDataset AND c.bucket = @pkBucket"
 
@@ -76,8 +76,9 @@ func emptyField(f string) string {
 	return "(NOT IS_DEFINED(" + f + ") OR IS_NULL(" + f + ") OR " + f + " = '')"
 }
 
-// filterConds adds the conditions of f (§3.7.3 filter translation). It reports false when
-// f can match nothing (a keyword containing U+001F), so the caller answers without a query.
+// filterConds adds the conditions of f, each a plain filter valid across partitions. It
+// reports false when f can match nothing (a keyword containing U+001F), so the caller answers
+// without a query.
 func filterConds(b *builder, f gtc.Filter) bool {
 	if len(f.Statuses) > 0 {
 		sts := make([]string, 0, len(f.Statuses))
@@ -173,7 +174,7 @@ func countQuery(f gtc.Filter) (sqlQuery, bool) {
 	return sqlQuery{text: "SELECT VALUE COUNT(1) FROM c WHERE " + b.where(), params: b.params}, true
 }
 
-// topQuery is step 3 of S1: the best n sort keys of one partition.
+// topQuery is S1's per-partition query: the best n sort keys of one partition.
 func topQuery(p partition, f gtc.Filter, k gtc.SortKey, desc bool, n int) (sqlQuery, bool) {
 	b := itemWhere(&p)
 	if !filterConds(b, f) {
@@ -206,7 +207,8 @@ func projectionQuery(f gtc.Filter, k gtc.SortKey) (sqlQuery, bool) {
 	}, true
 }
 
-// forbidden constructs of §3.7.3, checked on every query text before it is sent.
+// forbidden constructs (what the gateway refuses across partitions, and what is not portable
+// within one), checked on every query text before it is sent.
 var (
 	reCrossForbidden  = regexp.MustCompile(`(?i)\b(ORDER\s+BY|TOP|OFFSET|LIMIT|DISTINCT|GROUP\s+BY|JOIN|SUM|MIN|MAX|AVG|LIKE)\b`)
 	reSingleForbidden = regexp.MustCompile(`(?i)\b(OFFSET|LIMIT|GROUP\s+BY|DISTINCT|LIKE|JOIN|SUM|MIN|MAX|AVG)\b`)
@@ -331,7 +333,7 @@ func collectRows[T any](ctx context.Context, s *Store, c *azcosmos.ContainerClie
 }
 
 // count runs a SELECT VALUE COUNT(1) query and sums the partial counts the gateway returns,
-// one per physical partition range, possibly over several pages (§3.7.3).
+// one per physical partition range, possibly over several pages.
 func (s *Store) count(ctx context.Context, c *azcosmos.ContainerClient, op string, q sqlQuery) (int, error) {
 	total := 0
 	err := s.rows(ctx, c, op, q, func(row []byte) error {
@@ -345,7 +347,7 @@ func (s *Store) count(ctx context.Context, c *azcosmos.ContainerClient, op strin
 	return total, err
 }
 
-// logQuery writes the request-unit line of §3.7.8.
+// logQuery writes the request-unit line of GTC_COSMOS_LOG_QUERY_METRICS.
 func (s *Store) logQuery(op, text string, charge float64, n int, d time.Duration) {
 	if !s.opts.LogQueryMetrics {
 		return

@@ -18,7 +18,7 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// The meta container (§3.7.4) holds the registry of dataset names and their buckets, and
+// The meta container holds the registry of dataset names and their buckets, and
 // the migration marker.
 
 const (
@@ -41,7 +41,7 @@ type registryEntry struct {
 	ETag        string   `json:"_etag,omitempty"`
 }
 
-// Marker is the migration marker of §3.7.4.
+// Marker is the migration marker in the meta container (see README.md).
 type Marker struct {
 	ID                string `json:"id"`
 	PK                string `json:"pk"`
@@ -65,7 +65,7 @@ func registryPK(ds string) string { return "dataset:" + ds }
 var errRace = errors.New("cosmos: lost a conditional write")
 
 // retryConditional runs fn (a read and a conditional write) up to 5 times while it loses
-// races, with 20–200 ms of jitter between attempts (§3.7.6).
+// races, with 20–200 ms of jitter between attempts.
 func retryConditional(ctx context.Context, op string, fn func() error) error {
 	return retryConditionalN(ctx, op, conditionalAttempts, fn)
 }
@@ -262,7 +262,7 @@ func datasetGroups(parts []partition) [][]partition {
 }
 
 // datasets lists the registered names that hold at least one visible item, sorted; cached
-// for 30 s and invalidated by this process's creates and deletions (§3.7.5).
+// for 30 s and invalidated by this process's creates and deletions.
 func (r *registry) datasets(ctx context.Context) ([]string, error) {
 	r.mu.Lock()
 	if r.namesGood && time.Since(r.namesAt) < datasetsTTL {
@@ -378,7 +378,7 @@ func (s *Store) updateMarker(ctx context.Context, fn func(m *Marker)) error {
 	})
 }
 
-// startupRegistry reads the marker and rebuilds the registry when asked to (§3.7.4, §3.7.8).
+// startupRegistry reads the marker and rebuilds the registry when asked to (RebuildRegistry).
 // It reports whether the marker says the database is migrated.
 func (s *Store) startupRegistry(ctx context.Context) (migrated bool, err error) {
 	m, err := s.ReadMarker(ctx)
@@ -436,7 +436,7 @@ func (s *Store) startupRegistry(ctx context.Context) (migrated bool, err error) 
 }
 
 // RebuildRegistry registers the partition of every visible item with one cross-partition
-// projection scan and records the time on the marker (§3.7.4).
+// projection scan and records the time on the marker.
 func (s *Store) RebuildRegistry(ctx context.Context) error {
 	start := time.Now()
 	s.log.Info("cosmos: rebuilding the dataset registry", "database", s.opts.Database)

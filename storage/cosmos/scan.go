@@ -7,7 +7,7 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// Scan reads one batch of a resumable scan (§3.7.5). A limit above gtc.MaxQueryLimit is
+// Scan reads one batch of a resumable scan. A limit above gtc.MaxQueryLimit is
 // served as gtc.MaxQueryLimit.
 func (is *itemStore) Scan(ctx context.Context, spec gtc.ScanSpec, cursor string, limit int) (gtc.ScanPage, error) {
 	s := is.s

@@ -12,12 +12,12 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// containerSpec is one container of §3.7.1 with its partition key.
+// containerSpec is one container of the store with its partition key.
 type containerSpec struct {
 	name  string
 	paths []string
 	multi bool
-	items bool // the ground_truth container: gets the indexing policy of §3.7.8
+	items bool // the ground_truth container: gets itemsIndexingPolicy
 }
 
 func (s *Store) containerSpecs() []containerSpec {
@@ -47,7 +47,7 @@ func (cs containerSpec) describe() string {
 	return d
 }
 
-// itemsIndexingPolicy is the ground_truth policy of §3.7.8.
+// itemsIndexingPolicy is the ground_truth indexing policy that README.md documents.
 func itemsIndexingPolicy() *azcosmos.IndexingPolicy {
 	excluded := []azcosmos.ExcludedPath{{Path: `/"_etag"/?`}}
 	for _, p := range []string{"history", "toolCalls", "contextEntries", "feedback", "metadata", "plugins", "tracePayload", "expectedTools", "traceIds"} {
@@ -62,8 +62,7 @@ func itemsIndexingPolicy() *azcosmos.IndexingPolicy {
 	}
 }
 
-// setup creates what is missing (CreateContainers) and checks every container's partition
-// key (§3.7.8).
+// setup creates what is missing (CreateContainers) and checks every container's partition key.
 func (s *Store) setup(ctx context.Context) error {
 	if s.opts.CreateContainers {
 		if _, err := s.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: s.opts.Database}, nil); err != nil && statusOf(err) != http.StatusConflict {
@@ -115,7 +114,7 @@ func (s *Store) setup(ctx context.Context) error {
 		}
 	}
 	if len(missing) > 0 {
-		//lint:ignore ST1005 the sentence is the exact startup message of the spec (§3.7.8)
+		//lint:ignore ST1005 the sentence is the exact startup message shown in README.md
 		return fmt.Errorf("cosmos: open: %w: Cosmos DB container(s) missing in database '%s': %s. Create them, or set GTC_COSMOS_CREATE_CONTAINERS=true.",
 			gtc.ErrInvalidArgument, s.opts.Database, strings.Join(missing, ", "))
 	}

@@ -1,4 +1,4 @@
-// Package localfs is the artifact store on local disk (export-storage-migration.md §2.3).
+// Package localfs is the artifact store on local disk.
 // Objects are files below one root directory; every access goes through an os.Root, so
 // neither a key nor a symlink planted in the tree can reach outside it. Writes go to a
 // temporary sibling that is renamed (or hard-linked) onto the key, so a reader or a crash
@@ -514,7 +514,7 @@ func (s *Store) readDir(dir string) ([]dirEntry, error) {
 }
 
 // infoOf describes the file fi as the object key. The ETag adds the file's identity
-// (inode) to the spec's "<mtime ns>-<size>": many kernels stamp file times from a coarse
+// (inode) to "<mtime ns>-<size>": many kernels stamp file times from a coarse
 // clock (one tick, a few ms), so two same-size writes in a row could share an ETag, while
 // a replacement is always a new file, created before the old one is gone.
 func infoOf(key string, fi fs.FileInfo) gtc.ArtifactInfo {

@@ -21,7 +21,7 @@ type agentOpStore struct {
 
 var _ gtc.AgentOperationStore = (*agentOpStore)(nil)
 
-// AgentOperations returns the agent audit log (agent-tools.md §4.6).
+// AgentOperations returns the agent audit log.
 func (s *Store) AgentOperations() gtc.AgentOperationStore { return s.agentOps }
 
 // agentDeleteBatch is how many operations one write of DeleteBefore removes: an operation

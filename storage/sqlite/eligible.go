@@ -13,7 +13,7 @@ import (
 var _ gtc.EligibleSampler = (*itemStore)(nil)
 
 // poolConds is the self-serve pool: draft and unassigned, or skipped and not held by the
-// caller (export-storage-migration.md §3.3, Eligible).
+// caller (gtc.ItemStore.Eligible).
 func poolConds(e gtc.EligibleSpec) *conds {
 	c := &conds{}
 	c.add("((items.status = 'draft' AND items.assigned_to IS NULL) OR "+

@@ -401,8 +401,8 @@ func (is *itemStore) CountByStatus(ctx context.Context) (map[gtc.Status]int, err
 	return out, nil
 }
 
-// datasetsSQL lists the distinct dataset names in byte order. It is the DISTINCT query of
-// §3.6.3 written as a loose index scan: one seek in the unique (dataset_name, id) index per
+// datasetsSQL lists the distinct dataset names in byte order. It is a SELECT DISTINCT
+// written as a loose index scan: one seek in the unique (dataset_name, id) index per
 // dataset instead of a walk over every item.
 const datasetsSQL = `
 WITH RECURSIVE d(name) AS (

@@ -32,7 +32,7 @@ func (s *Store) Maintenance() gtc.Maintenance { return s.maintenance }
 const markerKey = "migration_marker"
 
 // migrationMarker is the value of the marker row, with the field names of the Cosmos DB
-// marker (§3.7.4), so both stores describe a migration alike.
+// marker (cosmos.Marker), so both stores describe a migration alike.
 type migrationMarker struct {
 	IndexVersion int    `json:"indexVersion"`
 	MigratedAt   string `json:"migratedAt"`
@@ -49,7 +49,7 @@ type rawRow struct {
 }
 
 // InsertRaw stores doc exactly as given, with a new ETag, beside the items: a document in a
-// legacy shape (domain-and-tags.md §9) that no query, scan or count sees, only Maintenance,
+// legacy shape that no query, scan or count sees, only Maintenance,
 // until gtc migrate has converted it. Its datasetName and id must be strings, and its
 // docType, when set, that of an item; anything else is ErrInvalidArgument. The same
 // (datasetName, id) may be inserted more than once, and beside an item, as foreign data can
@@ -93,7 +93,7 @@ func (s *Store) encodeRaw(doc map[string]any) (rawRow, error) {
 	if !ok {
 		return rawRow{}, fmt.Errorf("sqlite: insert raw: %w: id must be a string, got %T", gtc.ErrInvalidArgument, doc["id"])
 	}
-	// Curation and other documents are never item documents (§3.2): they would be scanned,
+	// Curation and other documents are never item documents: they would be scanned,
 	// and migrated, as items.
 	if dt := doc["docType"]; dt != nil && dt != gtc.DocTypeItem {
 		return rawRow{}, fmt.Errorf("sqlite: insert raw %s/%s: %w: docType %v is not an item document", ds, id, gtc.ErrInvalidArgument, dt)

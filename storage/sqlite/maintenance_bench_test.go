@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The migration benchmarks run gtc migrate's read and write pattern (§5.2.3) over 100,000
+// The migration benchmarks run gtc migrate's read and write pattern over 100,000
 // legacy documents: ScanRaw pages of 100, each page's documents converted and written by 4
 // workers (the default --concurrency), the next page read once the page has settled. One
 // iteration migrates the whole fixture, which is rebuilt, untimed, before each; docs/s is
@@ -59,7 +59,7 @@ func benchMigrate(b *testing.B, move bool) {
 	}
 }
 
-// legacyBenchDoc is a v1 document (domain-and-tags.md §9.1): one mixed tags list, the
+// legacyBenchDoc is a legacy v1 document: one mixed tags list, the
 // question and answer as fields, item-level references; its bucket is numeric when the
 // migration has to move it.
 func legacyBenchDoc(r *rand.Rand, n int, move bool, base time.Time) map[string]any {

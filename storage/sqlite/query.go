@@ -13,7 +13,7 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// sortColumns maps each ordering to its sort-key column (§3.4.2). Every key ends with the
+// sortColumns maps each ordering to its sort-key column. Every key ends with the
 // id; pk, appended to every ORDER BY, makes the order total even across datasets that share
 // an id, so pages never overlap.
 var sortColumns = map[gtc.SortKey]string{
@@ -134,7 +134,7 @@ func itemConds(c *conds, f gtc.Filter) {
 	}
 }
 
-// whereClause renders a filter on items as " WHERE …" (or "") with its arguments (§3.6.3).
+// whereClause renders a filter on items as " WHERE …" (or "") with its arguments.
 func whereClause(f gtc.Filter) (string, []any, error) {
 	var c conds
 	if err := keyConds(&c, f, ""); err != nil {

@@ -62,8 +62,8 @@ CREATE TABLE items (
   -- part of the row stored on its b-tree page, not in overflow pages.
   ref_urls      TEXT NOT NULL,
   search_text   TEXT NOT NULL,
-  doc           TEXT NOT NULL,             -- canonical JSON (§3.5)
-  UNIQUE (dataset_name, id)                -- item identity (api.md §2)
+  doc           TEXT NOT NULL,             -- canonical JSON
+  UNIQUE (dataset_name, id)                -- item identity
 );
 CREATE INDEX items_status_dataset_id       ON items (status, dataset_name, id);
 CREATE INDEX items_assigned                ON items (assigned_to, status, sk_assigned);
@@ -128,7 +128,7 @@ func migrateV1(ctx context.Context, tx *sql.Tx, env migrationEnv) error {
 // schemaV2 adds raw_items, for documents that are not in the current stored form (legacy v1
 // documents loaded with InsertRaw). They cannot be items rows, which need a canonical bucket
 // and the derived index fields; kept apart, no query, scan or count sees them until gtc
-// migrate has turned them into items (§5.2). Foreign data may hold one (dataset_name, id)
+// migrate has turned them into items. Foreign data may hold one (dataset_name, id)
 // more than once, so that index is not unique.
 //
 // Status counts the items whose derived columns are older than gtc.IndexVersion. The partial
@@ -155,7 +155,7 @@ func migrateV2(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
 	return err
 }
 
-// schemaV3 adds the agent audit log (agent-tools.md §4.6): one agent_operations row per
+// schemaV3 adds the agent audit log: one agent_operations row per
 // operation header and one agent_operation_items row per item, keyed by (operation_id, seq).
 // started_at is gtc.FormatStoredTime text: fixed width, so byte order is time order and the
 // newest-first listing walks a descending index from its start. doc is the header's JSON;

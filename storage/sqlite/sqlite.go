@@ -1,5 +1,5 @@
 // Package sqlite is the embedded item store: one SQLite file in WAL mode, driven through
-// database/sql by the pure-Go modernc.org/sqlite driver (export-storage-migration.md §3.6).
+// database/sql by the pure-Go modernc.org/sqlite driver.
 //
 // Writes go through a single writer connection. A writer goroutine batches the writes that
 // are queued at the same moment into one BEGIN IMMEDIATE … COMMIT (group commit), each write
@@ -174,8 +174,8 @@ func (s *Store) openPools(ctx context.Context, synchronous string, busy time.Dur
 	params := url.Values{}
 	params.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
 	params.Add("_pragma", "foreign_keys(1)")
-	// Beyond the pragmas of §3.6.1, for speed: statement journals and sorts stay in memory
-	// instead of temporary files; each connection caches 8 MiB of pages; and the WAL is
+	// Beyond the pragmas correctness needs, for speed: statement journals and sorts stay in
+	// memory instead of temporary files; each connection caches 8 MiB of pages; and the WAL is
 	// checkpointed every 10,000 pages (about 40 MiB) instead of 1,000, so hot index pages
 	// rewritten by many commits are copied back once. No memory map: mapped pages count as
 	// the server's resident memory, which then grows with the database (a 1 GiB map held

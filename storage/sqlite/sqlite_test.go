@@ -44,7 +44,7 @@ func TestConformanceFile(t *testing.T) {
 		},
 		Raw: insertRaw,
 		// The store notices a removed database file although its descriptors still read the
-		// old one (§4 behaviour 39: "file removed and permissions revoked").
+		// old one (storetest behaviour 39, PingUnavailable).
 		Break: func(t *testing.T, s gtc.Store) {
 			st := s.(*Store)
 			require.NoError(t, os.Remove(st.path))
@@ -352,7 +352,7 @@ func TestErrorMapping(t *testing.T) {
 	assert.Same(t, nf, wrapErr("x", nf), "store errors pass through")
 }
 
-// EXPLAIN QUERY PLAN of the explorer's common shapes (§3.6.3): no statement the store runs
+// EXPLAIN QUERY PLAN of the explorer's common shapes: no statement the store runs
 // for them may scan the items table without an index.
 
 func explain(t *testing.T, db *sql.DB, q sqlText) []string {

@@ -31,7 +31,7 @@ func (s *suite) agentOpTests() []namedTest {
 // other behaviours running in parallel may move.
 var agentT0 = time.Date(2025, 3, 14, 9, 26, 53, 589793000, time.UTC)
 
-// agentOpID is a well-formed operation id (agent-tools.md §5.2: op_ and 26 Crockford
+// agentOpID is a well-formed operation id (op_ and 26 Crockford
 // base32 digits), distinct for every n below 1000.
 func agentOpID(n int) string { return fmt.Sprintf("op_01JDQ7Z3M8X9K2T5V6W7Y8A%03d", n) }
 

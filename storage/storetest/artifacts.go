@@ -23,8 +23,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// ArtifactHarness builds stores for the artifact conformance suite
-// (export-storage-migration.md §2.6), which storage/localfs and storage/blob both run.
+// ArtifactHarness builds stores for the artifact conformance suite, which storage/localfs
+// and storage/blob both run.
 type ArtifactHarness struct {
 	// New returns an empty, isolated store (a fresh directory, or a fresh Blob container
 	// deleted at cleanup). The harness releases it at cleanup; the suite never does.
@@ -34,8 +34,8 @@ type ArtifactHarness struct {
 	// included; for Blob: every blob name). The suite uses it to prove that invalid keys
 	// do no I/O and cancelled puts leave nothing behind.
 	Raw func(t *testing.T, s gtc.ArtifactStore) []string
-	// ManyObjects is how many small objects the listing-paging behaviour writes (spec:
-	// 1050, more than one Blob listing page); 0 means 1050.
+	// ManyObjects is how many small objects the listing-paging behaviour writes; 0 means
+	// 1050, more than one Blob listing page.
 	ManyObjects int
 }
 
@@ -673,7 +673,7 @@ func artJoinSegments(n int) string {
 	return b.String()
 }
 
-// artInvalidKeys are the keys of §2.2 that every operation must refuse before any I/O.
+// artInvalidKeys are invalid keys, which every operation must refuse before any I/O.
 var artInvalidKeys = []string{
 	"",
 	"../x",

@@ -35,8 +35,8 @@ func (s *suite) itemTests() []namedTest {
 		{"InvalidBucket", s.invalidBucket},                    // 13
 		{"SizeLimit", s.sizeLimit},                            // 13
 		{"CancelledContext", s.cancelledContext},              // 14
-		{"UnassignedIsNull", s.unassignedIsNull},              // §3.3: "" and null are one value
-		{"ReturnedCopiesAreIndependent", s.independentCopies}, // §3.3: Get returns a fresh copy
+		{"UnassignedIsNull", s.unassignedIsNull},              // "" and null are one value
+		{"ReturnedCopiesAreIndependent", s.independentCopies}, // Get returns a fresh copy
 	}
 }
 
@@ -571,7 +571,7 @@ func (s *suite) cancelledContext(t *testing.T) {
 	assert.Empty(t, defs, "no partial tag definition write")
 }
 
-// An assignee of "" is stored as unassigned (§3.3).
+// An assignee of "" is stored as unassigned.
 func (s *suite) unassignedIsNull(t *testing.T) {
 	st := s.open(t)
 	in := s.item("ds", "blank-assignee")
@@ -584,7 +584,7 @@ func (s *suite) unassignedIsNull(t *testing.T) {
 	assert.Equal(t, 1, n)
 }
 
-// Get returns a fresh copy: changing it changes nothing stored (§3.3).
+// Get returns a fresh copy: changing it changes nothing stored.
 func (s *suite) independentCopies(t *testing.T) {
 	st := s.open(t)
 	in := s.richItem("ds", "copy")

@@ -8,7 +8,7 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 )
 
-// The reference model: a slice of items, the filter semantics of §3.4.1 written out
+// The reference model: a slice of items, the filter semantics of gtc.Filter written out
 // field by field, and the sort keys of gtc.Derive. Every expected order and total of the
 // suite comes from here.
 

@@ -39,7 +39,7 @@ func withRefs(it *gtc.Item, refs ...map[string]any) *gtc.Item {
 	return it
 }
 
-// filterFixture is a small store in which every filter of §3.4.1 selects a distinct,
+// filterFixture is a small store in which every gtc.Filter field selects a distinct,
 // non-trivial subset.
 func (s *suite) filterFixture(t *testing.T) (gtc.Store, []*gtc.Item) {
 	t.Helper()

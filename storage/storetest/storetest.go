@@ -1,9 +1,9 @@
-// Package storetest is the conformance suite every item store runs
-// (export-storage-migration.md §4): one set of behaviours, stated only through the public
-// gtc.Store interfaces, so the SQLite and Cosmos DB stores are proven to mean the same
-// thing. A backend supplies a Harness and calls Run from its own tests.
+// Package storetest is the conformance suite every item store runs: one set of behaviours,
+// numbered in the comment of each test, stated only through the public gtc.Store interfaces,
+// so the SQLite and Cosmos DB stores are proven to mean the same thing. A backend supplies a
+// Harness and calls Run from its own tests.
 //
-// Behaviours covered: 1–30 and 32–39 of §4. Behaviour 31 (Cosmos assignment records) and
+// Behaviours covered: 1–30 and 32–39. Behaviour 31 (Cosmos assignment records) and
 // the Cosmos-only part of 38 (documents other tools wrote into unregistered buckets,
 // duplicate ids) are tested in storage/cosmos.
 package storetest
@@ -46,9 +46,9 @@ type Gaps struct {
 	MissingReadIsServerError bool
 	// IdentityByFirstKeyPath: stock @vercel/cosmosdb-server 1.0.1 identifies an item of a
 	// container with a hierarchical partition key by its first key component only, so one
-	// (datasetName, id) cannot be stored in a second bucket (409 Conflict) and a point read
-	// at the second bucket finds the first document (testing-with-real-servers.md §4.5, gap
-	// 3). Moves between buckets and duplicate-id fixtures need the fixed launcher.
+	// (datasetName, id) cannot be stored in a second bucket (409 Conflict) and a point read at
+	// the second bucket finds the first document. Moves between buckets and duplicate-id
+	// fixtures need the fixed launcher.
 	IdentityByFirstKeyPath bool
 }
 

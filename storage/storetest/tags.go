@@ -18,7 +18,7 @@ func (s *suite) tagTests() []namedTest {
 		{"AddUnionsAndSorts", s.tagsAdd},        // 34
 		{"RemoveIsIdempotent", s.tagsRemove},    // 34
 		{"ConcurrentChanges", s.tagsConcurrent}, // 34
-		{"EmptyTagRefused", s.tagsEmptyRefused}, // §3.3: the store never holds ""
+		{"EmptyTagRefused", s.tagsEmptyRefused}, // the store never holds ""
 	}
 }
 
@@ -28,7 +28,7 @@ func (s *suite) tagDefinitionTests() []namedTest {
 		{"ListSorted", s.definitionsSorted},          // 35
 		{"DeleteMissing", s.definitionDeleteMissing}, // 35
 		{"ConcurrentCreate", s.definitionConcurrent}, // 35: conditional, never two creators
-		{"EmptyKeyRefused", s.definitionEmptyKey},    // §3.3
+		{"EmptyKeyRefused", s.definitionEmptyKey},    // an empty key is refused
 	}
 }
 
@@ -226,7 +226,7 @@ func (s *suite) definitionsSorted(t *testing.T) {
 	require.NoError(t, err, "listing an empty store")
 	assert.Empty(t, empty)
 
-	// Keys are not normalized (domain-and-tags.md §7.4), so case and non-ASCII must sort by bytes.
+	// Keys are not normalized, so case and non-ASCII must sort by bytes.
 	keys := []string{"topic:b", "Zeta", "custom:x", "älpha", "alpha", "topic:a", "question_length:long"}
 	at := s.now()
 	for i, k := range keys {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /*
- * cosmos-launcher.js — the "fixed launcher" of spec/testing-with-real-servers.md §4.7.
+ * cosmos-launcher.js — the "fixed launcher" of the Cosmos DB test server.
  *
  * Starts the Cosmos DB test server @vercel/cosmosdb-server, exactly version 1.0.1, with some
  * of its handler and utility functions replaced IN MEMORY (the installed files are never
@@ -437,7 +437,7 @@ while (argv.length) {
 }
 if (args.help) {
   console.log(`
-Usage: cosmos-launcher.js [options]   (@vercel/cosmosdb-server ${SUPPORTED_VERSION} with the fixes of spec/testing-with-real-servers.md §4.7)
+Usage: cosmos-launcher.js [options]   (@vercel/cosmosdb-server ${SUPPORTED_VERSION} with its gaps fixed in memory)
 
 Options:
 

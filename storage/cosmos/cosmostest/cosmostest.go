@@ -1,7 +1,7 @@
-// Package cosmostest opens Cosmos DB stores for tests against the Cosmos DB test server
-// (testing-with-real-servers.md §5.3): each store lives in a fresh database t_<16 hex>,
-// created through the store's own container-creation path and dropped when the test ends,
-// and talks through a Transport that a test can break to make the backend unreachable.
+// Package cosmostest opens Cosmos DB stores for tests against the Cosmos DB test server:
+// each store lives in a fresh database t_<16 hex>, created through the store's own
+// container-creation path and dropped when the test ends, and talks through a Transport
+// that a test can break to make the backend unreachable.
 // The store conformance test of storage/cosmos and the API tests (GTC_TEST_API_STORE=cosmos)
 // use it; it is test support and is not linked into gtc.
 package cosmostest
@@ -220,10 +220,9 @@ func dropDatabase(env testenv.CosmosEnv, database string) error {
 	return err
 }
 
-// Gaps are the known defects of env's server that the conformance suite skips
-// (testing-with-real-servers.md §4.5): the stock @vercel/cosmosdb-server answers 500 for a
-// point read of a missing item, and identifies an item by the first component of its
-// hierarchical key only.
+// Gaps are the known defects of env's server that the conformance suite skips: the stock
+// @vercel/cosmosdb-server answers 500 for a point read of a missing item, and identifies an
+// item by the first component of its hierarchical key only.
 func Gaps(env testenv.CosmosEnv) storetest.Gaps {
 	stock := env.Flavor == testenv.FlavorStock
 	return storetest.Gaps{MissingReadIsServerError: stock, IdentityByFirstKeyPath: stock}

@@ -1,10 +1,9 @@
-// Package testenv tells integration tests where their servers are
-// (testing-with-real-servers.md §5). The project's test command (scripts/test.sh) starts
-// Azurite and the Cosmos DB test server and sets the GTC_TEST_* variables; without them an
-// integration test skips with a message that says how to run it, or fails when
-// GTC_TEST_REQUIRE_SERVERS=1, so CI can never pass by skipping. Endpoints that are not on this
-// machine are refused unless GTC_TEST_ALLOW_REMOTE=1, because the tests create and delete
-// containers and databases.
+// Package testenv tells integration tests where their servers are. The project's test command
+// (scripts/test.sh) starts Azurite and the Cosmos DB test server and sets the GTC_TEST_*
+// variables; without them an integration test skips with a message that says how to run it, or
+// fails when GTC_TEST_REQUIRE_SERVERS=1, so CI can never pass by skipping. Endpoints that are
+// not on this machine are refused unless GTC_TEST_ALLOW_REMOTE=1, because the tests create and
+// delete containers and databases.
 package testenv
 
 import (
@@ -20,7 +19,7 @@ import (
 	"time"
 )
 
-// Variables read by this package (testing-with-real-servers.md §5.1).
+// Variables read by this package.
 const (
 	EnvBlobConnectionString = "GTC_TEST_BLOB_CONNECTION_STRING"
 	EnvCosmosEndpoint       = "GTC_TEST_COSMOS_ENDPOINT"
@@ -31,11 +30,11 @@ const (
 )
 
 // Values of GTC_TEST_COSMOS_FLAVOR: which server GTC_TEST_COSMOS_ENDPOINT is, and so which
-// gaps of testing-with-real-servers.md §4.5 the tests must skip.
+// of its known gaps (storetest.Gaps) the tests must skip.
 const (
 	FlavorFixed = "fixed" // @vercel/cosmosdb-server through tools/test-servers/cosmos-launcher.js (default)
 	FlavorStock = "stock" // the package's own cosmosdb-server command
-	FlavorAzure = "azure" // a real Azure Cosmos DB account (§8)
+	FlavorAzure = "azure" // a real Azure Cosmos DB account
 )
 
 // EmulatorKey is the published key of the Cosmos DB emulator, not a secret. The test server
@@ -46,9 +45,9 @@ const EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8m
 // ShortSkipMessage is the skip message of every integration test under -short.
 const ShortSkipMessage = "integration test skipped in -short mode"
 
-// missingMessage is the exact text of §5.2 for an unset server variable.
+// missingMessage is the skip (or failure) message for an unset server variable.
 func missingMessage(name string) string {
-	return "integration test skipped: " + name + ` is not set. Run "make test" (it starts Azurite and the Cosmos DB test server), or set the GTC_TEST_* variables described in spec/testing-with-real-servers.md.`
+	return "integration test skipped: " + name + ` is not set. Run "make test" (it starts Azurite and the Cosmos DB test server), or set the GTC_TEST_* variables as scripts/test.sh does.`
 }
 
 // BlobConnectionString returns the connection string of the Blob server the integration
@@ -63,8 +62,7 @@ func BlobConnectionString(t testing.TB) string {
 	return v.value
 }
 
-// CosmosEnv is the Cosmos DB server the integration tests use (testing-with-real-servers.md
-// §5.2).
+// CosmosEnv is the Cosmos DB server the integration tests use.
 type CosmosEnv struct {
 	Endpoint string // e.g. http://127.0.0.1:8081/
 	Key      string // GTC_TEST_COSMOS_KEY, else EmulatorKey

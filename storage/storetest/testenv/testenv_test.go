@@ -12,7 +12,7 @@ import (
 const azurite = "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;"
 
 func TestDecideBlob(t *testing.T) {
-	const missing = `integration test skipped: GTC_TEST_BLOB_CONNECTION_STRING is not set. Run "make test" (it starts Azurite and the Cosmos DB test server), or set the GTC_TEST_* variables described in spec/testing-with-real-servers.md.`
+	const missing = `integration test skipped: GTC_TEST_BLOB_CONNECTION_STRING is not set. Run "make test" (it starts Azurite and the Cosmos DB test server), or set the GTC_TEST_* variables as scripts/test.sh does.`
 	remote := "DefaultEndpointsProtocol=https;AccountName=prodacct;AccountKey=a2V5;EndpointSuffix=core.windows.net"
 	tests := []struct {
 		name  string
@@ -57,7 +57,7 @@ func TestDecideBlob(t *testing.T) {
 }
 
 func TestDecideCosmos(t *testing.T) {
-	const missing = `integration test skipped: GTC_TEST_COSMOS_ENDPOINT is not set. Run "make test" (it starts Azurite and the Cosmos DB test server), or set the GTC_TEST_* variables described in spec/testing-with-real-servers.md.`
+	const missing = `integration test skipped: GTC_TEST_COSMOS_ENDPOINT is not set. Run "make test" (it starts Azurite and the Cosmos DB test server), or set the GTC_TEST_* variables as scripts/test.sh does.`
 	const local = "http://127.0.0.1:8081/"
 	tests := []struct {
 		name     string

@@ -1,5 +1,5 @@
 // End-to-end check of the gtc backend from a real browser. It makes the calls of the curator
-// web frontend as api.md §6 describes them: fetch on the same origin, Content-Type:
+// web frontend the way the frontend makes them: fetch on the same origin, Content-Type:
 // application/json on every request (GETs too), X-User-Id of a dev user on every call but
 // GET /v1/config, If-Match with the raw _etag, and one re-read-and-retry after a 412.
 //
@@ -105,7 +105,7 @@ function canon(v) {
   return v;
 }
 
-// checkItem checks the item fields the frontend relies on (§6 point 6).
+// checkItem checks the item fields the frontend relies on.
 function checkItem(it, where) {
   check(it && typeof it === "object", `${where}: not an object`);
   check(typeof it.id === "string" && it.id !== "", `${where}: id missing`);
@@ -119,7 +119,7 @@ function checkItem(it, where) {
   }
 }
 
-// The full patch body of the curate pane (§6 point 7).
+// The full patch body of the curate pane.
 function fullPatch(status, extra = {}) {
   return Object.assign({
     status,
@@ -433,7 +433,7 @@ async function run() {
   });
 
   await step("error bodies", async () => {
-    // Provoke the common failures, then check every error the run has seen (§6 point 3).
+    // Provoke the common failures, then check every error the run has seen.
     await call("PUT", state.a ? itemPath(state.a) : `/v1/ground-truths/${DS}/00000000-0000-0000-0000-000000000000/x`, { body: { status: "draft" } });
     await call("POST", "/v1/ground-truths", { raw: "[{" });
     await call("GET", `/v1/ground-truths/${DS}/00000000-0000-0000-0000-000000000000/nope`);
