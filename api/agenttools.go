@@ -25,20 +25,18 @@ func (s *Server) agentRoutes() {
 	}
 	p := s.opts.Prefix
 	if s.opts.AgentToolsEnabled {
-		s.e.Add(http.MethodGet, p+"/agent/tools", s.handleAgentListing,
-			authorize(s.routeRole(http.MethodGet, p+"/agent/tools"), s.routeName(http.MethodGet, p+"/agent/tools")), s.readBody)
+		s.e.Add(http.MethodGet, p+"/agent/tools", s.handleAgentListing, s.guard(http.MethodGet, p+"/agent/tools"), s.readBody)
 		// The tool name and the caller's role are checked before the body: an unknown tool
 		// answers 404 and a tool beyond the caller's role 403, before 413 or 415.
 		s.e.Add(http.MethodPost, p+"/agent/tools/:name", s.handleAgentInvoke, s.knownTool,
-			authorize(s.routeRole(http.MethodPost, p+"/agent/tools/:name"), s.routeName(http.MethodPost, p+"/agent/tools/:name")),
-			s.authorizeTool, s.readBody)
+			s.guard(http.MethodPost, p+"/agent/tools/:name"), s.authorizeTool, s.readBody)
 	}
 	if s.opts.AgentMCPEnabled {
 		// Only POST is served: GET (a standalone event stream) and DELETE (ending a session)
 		// have no meaning for a stateless server, so they answer 405 like any other method a
 		// path does not list.
 		s.e.Add(http.MethodPost, "/mcp", echo.WrapHandler(mcpErrors(s.agent.MCPHandler())),
-			authorize(s.routeRole(http.MethodPost, "/mcp"), "POST /mcp"), s.readBody, rewindBody)
+			s.guard(http.MethodPost, "/mcp"), s.readBody, rewindBody)
 	}
 }
 

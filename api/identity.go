@@ -43,30 +43,61 @@ func DefaultRoleClaims() map[string]gtc.Role {
 	return map[string]gtc.Role{"viewer": gtc.RoleViewer, "curator": gtc.RoleCurator, "admin": gtc.RoleAdmin, "team-lead": gtc.RoleAdmin}
 }
 
-// roleOf is the role a caller with these (lower-case) claims acts with.
-func (a AuthOptions) roleOf(claims []string) gtc.Role {
-	mapping := a.RoleClaims
-	if mapping == nil {
-		mapping = DefaultRoleClaims()
+const maxUserIDChars = 256
+
+// resolver is AuthOptions prepared once for every request: the claim mapping and default
+// role resolved, the allow-lists lower-cased.
+type resolver struct {
+	a           AuthOptions
+	claims      map[string]gtc.Role
+	defaultRole gtc.Role
+	devRoles    []string
+	domains     map[string]bool // allowed e-mail domains, ASCII lower-case
+	objectIDs   map[string]bool // allowed object ids, ASCII lower-case
+}
+
+func newResolver(a AuthOptions) *resolver {
+	r := &resolver{a: a, claims: a.RoleClaims, defaultRole: gtc.RoleCurator, devRoles: a.DevUserRoles,
+		domains: asciiSet(a.AllowedEmailDomains), objectIDs: asciiSet(a.AllowedObjectIDs)}
+	if r.claims == nil {
+		r.claims = DefaultRoleClaims()
 	}
+	if a.DefaultRole != "" {
+		r.defaultRole, _ = gtc.ParseRole(a.DefaultRole)
+	}
+	if r.devRoles == nil {
+		r.devRoles = []string{"admin"}
+	}
+	return r
+}
+
+// asciiSet is the set of the non-empty ASCII values of list, lower-cased; other values
+// could never match (see allowed) and are left out.
+func asciiSet(list []string) map[string]bool {
+	set := map[string]bool{}
+	for _, v := range list {
+		if l, ok := asciiLower(v); ok && l != "" {
+			set[l] = true
+		}
+	}
+	return set
+}
+
+// roleOf is the role a caller with these (lower-case) claims acts with: the highest its
+// claims map to, else the default role.
+func (r *resolver) roleOf(claims []string) gtc.Role {
 	best, mapped := gtc.RoleNone, false
 	for _, c := range claims {
-		if r, ok := mapping[c]; ok {
+		if role, ok := r.claims[c]; ok {
 			mapped = true
-			best = max(best, r)
+			best = max(best, role)
 		}
 	}
 	if mapped {
 		return best
 	}
-	if a.DefaultRole == "" {
-		return gtc.RoleCurator
-	}
-	r, _ := gtc.ParseRole(a.DefaultRole)
-	return r
+	return r.defaultRole
 }
-
-const maxUserIDChars = 256
 
 // CallerResolver returns the function that works out the caller of a request from its
 // headers: in dev mode X-User-Id (else the configured dev user) and X-User-Roles (else the
@@ -77,9 +108,10 @@ const maxUserIDChars = 256
 // tool handler (agent.Options.ResolveCaller) both use it, so a tool call over /mcp has the
 // caller the same request would have on /v1.
 func CallerResolver(a AuthOptions) func(http.Header) (gtc.Caller, error) {
+	r := newResolver(a)
 	return func(h http.Header) (gtc.Caller, error) {
 		if !a.EasyAuth {
-			return devCaller(a, h)
+			return r.devCaller(h)
 		}
 		p, ok := readPrincipal(h)
 		if !ok {
@@ -89,10 +121,10 @@ func CallerResolver(a AuthOptions) func(http.Header) (gtc.Caller, error) {
 			return gtc.Caller{}, &gtc.Error{Code: gtc.CodeForbidden,
 				Message: "Forbidden: the principal has no e-mail or object id claim; a display name alone, which its owner can choose, is not an identity"}
 		}
-		if !allowed(a, p) {
+		if !r.allowed(p) {
 			return gtc.Caller{}, &gtc.Error{Code: gtc.CodeForbidden, Message: "Forbidden"}
 		}
-		return gtc.Caller{UserID: p.userID(), Role: a.roleOf(p.roles), Roles: p.roles}, nil
+		return gtc.Caller{UserID: p.userID(), Role: r.roleOf(p.roles), Roles: p.roles}, nil
 	}
 }
 
@@ -125,25 +157,22 @@ func (s *Server) identity(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func devCaller(a AuthOptions, h http.Header) (gtc.Caller, error) {
+func (r *resolver) devCaller(h http.Header) (gtc.Caller, error) {
 	id := strings.TrimSpace(h.Get("X-User-Id"))
 	if utf8.RuneCountInString(id) > maxUserIDChars {
 		return gtc.Caller{}, gtc.ValidationError([]gtc.FieldError{{Field: "header.X-User-Id", Message: "must be at most 256 characters"}})
 	}
 	if id == "" {
-		id = a.DevUserID
+		id = r.a.DevUserID
 	}
-	roles := a.DevUserRoles
-	if roles == nil {
-		roles = []string{"admin"}
-	}
+	roles := r.devRoles
 	if vals, ok := h["X-User-Roles"]; ok {
 		roles = nil
 		for _, v := range vals {
 			roles = append(roles, splitRoles(v)...)
 		}
 	}
-	return gtc.Caller{UserID: id, Role: a.roleOf(roles), Roles: roles}, nil
+	return gtc.Caller{UserID: id, Role: r.roleOf(roles), Roles: roles}, nil
 }
 
 func splitRoles(v string) []string {
@@ -289,24 +318,16 @@ func decodeBase64(s string) ([]byte, bool) {
 // compare ASCII case-insensitively, and a value with any other character never matches:
 // Unicode case folding would let a look-alike (a Kelvin sign for K, a long s for s) pass
 // for a listed domain.
-func allowed(a AuthOptions, p principal) bool {
-	if len(a.AllowedEmailDomains) == 0 && len(a.AllowedObjectIDs) == 0 {
+func (r *resolver) allowed(p principal) bool {
+	if len(r.a.AllowedEmailDomains) == 0 && len(r.a.AllowedObjectIDs) == 0 {
 		return true
 	}
-	if oid, ok := asciiLower(p.objectID); ok && oid != "" {
-		for _, id := range a.AllowedObjectIDs {
-			if l, ok := asciiLower(id); ok && l == oid {
-				return true
-			}
-		}
+	if oid, ok := asciiLower(p.objectID); ok && r.objectIDs[oid] {
+		return true
 	}
 	if at := strings.LastIndex(p.email, "@"); at >= 0 {
-		if domain, ok := asciiLower(p.email[at+1:]); ok && domain != "" {
-			for _, d := range a.AllowedEmailDomains {
-				if l, ok := asciiLower(d); ok && l == domain {
-					return true
-				}
-			}
+		if domain, ok := asciiLower(p.email[at+1:]); ok && r.domains[domain] {
+			return true
 		}
 	}
 	return false

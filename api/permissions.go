@@ -2,7 +2,6 @@ package api
 
 import (
 	"fmt"
-	"net/http"
 	"regexp"
 	"strings"
 
@@ -129,16 +128,6 @@ func permissionOf(kind, name string) (Permission, bool) {
 	return Permission{}, false
 }
 
-// routeRole is the least role of a route; a route the table lacks is a programming error.
-func (s *Server) routeRole(method, path string) gtc.Role {
-	name := s.routeName(method, path)
-	p, ok := permissionOf("route", name)
-	if !ok {
-		panic(fmt.Sprintf("api: route %s has no entry in the permission table (api/permissions.go)", name))
-	}
-	return p.Role
-}
-
 // ToolRole is the least role of an agent tool; ok is false for a name the table lacks.
 func ToolRole(name string) (gtc.Role, bool) {
 	p, ok := permissionOf("tool", name)
@@ -164,15 +153,21 @@ func jobRole(typ string) gtc.Role {
 	return p.Role
 }
 
-// authorize is the route middleware that refuses a caller below the route's role with 403
-// FORBIDDEN naming the role needed. It runs before the body is read.
-func authorize(need gtc.Role, what string) echo.MiddlewareFunc {
+// guard is the middleware of a registered route: it refuses a caller below the route's
+// role with 403 FORBIDDEN naming the role needed, before the body is read. A route the
+// table lacks is a programming error: registering it panics.
+func (s *Server) guard(method, path string) echo.MiddlewareFunc {
+	name := s.routeName(method, path)
+	p, ok := permissionOf("route", name)
+	if !ok {
+		panic(fmt.Sprintf("api: route %s has no entry in the permission table (api/permissions.go)", name))
+	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		if need == gtc.RoleNone {
+		if p.Role == gtc.RoleNone {
 			return next
 		}
 		return func(c echo.Context) error {
-			if err := gtc.CallerFrom(c.Request().Context()).Require(need, what); err != nil {
+			if err := gtc.CallerFrom(c.Request().Context()).Require(p.Role, name); err != nil {
 				return err
 			}
 			return next(c)
@@ -189,9 +184,4 @@ func (s *Server) authorizeTool(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
-}
-
-// isSafeMethod reports whether a method only reads.
-func isSafeMethod(m string) bool {
-	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }

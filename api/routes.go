@@ -16,7 +16,7 @@ type Route struct {
 func (s *Server) routes() {
 	p := s.opts.Prefix
 	add := func(method, path string, h echo.HandlerFunc) {
-		s.e.Add(method, path, h, authorize(s.routeRole(method, path), s.routeName(method, path)), s.readBody)
+		s.e.Add(method, path, h, s.guard(method, path), s.readBody)
 	}
 	add(http.MethodGet, "/healthz", s.handleHealthz)
 	add(http.MethodGet, "/readyz", s.handleReadyz)

@@ -289,9 +289,6 @@ func (s *Server) sameOrigin() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
-			if isSafeMethod(r.Method) {
-				return next(c)
-			}
 			if err := csrf.Check(r); err != nil {
 				return &gtc.Error{Code: gtc.CodeForbidden,
 					Message: "Forbidden: cross-origin " + r.Method + " requests are refused; send it from the page's own origin"}
