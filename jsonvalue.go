@@ -248,15 +248,25 @@ type arrayIter struct {
 
 func (v jvalue) elems() arrayIter { return arrayIter{doc: v.doc, pos: v.start + 1, i: -1} }
 
-func (it *arrayIter) next() bool {
-	d := it.doc.data
-	pos := skipSpace(d, it.pos)
+// nextItem finds where the next element or member of a container starts, from pos (just
+// after the opening bracket or the previous item): past a comma when there is one. At the
+// closing bracket it returns that position and false.
+func nextItem(d []byte, pos int, closing byte) (int, bool) {
+	pos = skipSpace(d, pos)
 	switch d[pos] {
-	case ']':
-		it.pos = pos
-		return false
+	case closing:
+		return pos, false
 	case ',':
 		pos = skipSpace(d, pos+1)
+	}
+	return pos, true
+}
+
+func (it *arrayIter) next() bool {
+	pos, ok := nextItem(it.doc.data, it.pos, ']')
+	if !ok {
+		it.pos = pos
+		return false
 	}
 	it.val = it.doc.valueAt(pos)
 	it.pos = it.val.end
@@ -316,14 +326,10 @@ func (it *objectIter) next() bool {
 
 // nextRaw reads the next member as written, repeats included.
 func (it *objectIter) nextRaw() bool {
-	d := it.doc.data
-	pos := skipSpace(d, it.pos)
-	switch d[pos] {
-	case '}':
+	pos, ok := nextItem(it.doc.data, it.pos, '}')
+	if !ok {
 		it.pos = pos
 		return false
-	case ',':
-		pos = skipSpace(d, pos+1)
 	}
 	it.keyPos = pos
 	it.jmember = it.doc.memberAt(pos)

@@ -23,6 +23,7 @@ import (
 	"github.com/gtc-dev/gtc/export"
 	"github.com/gtc-dev/gtc/storage/localfs"
 	"github.com/gtc-dev/gtc/storage/sqlite"
+	"github.com/gtc-dev/gtc/storage/storetest/testenv"
 	"github.com/gtc-dev/gtc/tagging"
 )
 
@@ -120,38 +121,6 @@ func BenchmarkPutTagWork(b *testing.B) {
 	}
 }
 
-// heapPeak samples the live heap every 5 ms while fn runs and returns the peak in bytes.
-func heapPeak(fn func()) uint64 {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	var peak atomic.Uint64
-	read := func() {
-		metrics.Read(sample)
-		if v := sample[0].Value.Uint64(); v > peak.Load() {
-			peak.Store(v)
-		}
-	}
-	runtime.GC()
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				read()
-			}
-		}
-	})
-	fn()
-	close(done)
-	wg.Wait()
-	read()
-	return peak.Load()
-}
-
 // BenchmarkLargeItems reads answers over 100 items of about 1.4 MB each (140 MB of JSON):
 // GET /v1/ground-truths/{datasetName} one request at a time and four at once, and GET
 // /v1/ground-truths/snapshot (the curator frontend's "Export JSON"). It reports the peak of
@@ -218,7 +187,7 @@ func BenchmarkLargeItems(b *testing.B) {
 				runtime.GC()
 				metrics.Read(baseSample)
 				base = max(base, baseSample[0].Value.Uint64())
-				peak = max(peak, heapPeak(func() {
+				peak = max(peak, testenv.HeapPeak(func() {
 					var wg sync.WaitGroup
 					for range tc.clients {
 						wg.Go(func() { body.Store(get(tc.path)) })

@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/storage/localfs"
+	"github.com/gtc-dev/gtc/storage/storetest/testenv"
 )
 
 // failingItems is an item store whose scans fail from page failAt (0-based) on.
@@ -204,38 +203,6 @@ func TestManifestRunsMerge(t *testing.T) {
 	assert.Empty(t, leftovers, "the runs file is removed")
 }
 
-// heapPeak samples the live heap every 10 ms while fn runs and returns the peak.
-func heapPeak(fn func()) uint64 {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	var peak atomic.Uint64
-	read := func() {
-		metrics.Read(sample)
-		if v := sample[0].Value.Uint64(); v > peak.Load() {
-			peak.Store(v)
-		}
-	}
-	runtime.GC()
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(10 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				read()
-			}
-		}
-	})
-	fn()
-	close(done)
-	wg.Wait()
-	read()
-	return peak.Load()
-}
-
 // fillFast creates n approved items with 32 concurrent writers, which the store groups
 // into shared commits.
 func fillFast(t testing.TB, st gtc.Store, n int) {
@@ -288,7 +255,7 @@ func TestMemoryDoesNotGrowWithItems(t *testing.T) {
 		ctx := context.Background()
 		record := func(name string, fn func() int) {
 			var count int
-			p := heapPeak(func() { count = fn() })
+			p := testenv.HeapPeak(func() { count = fn() })
 			require.Equal(t, n, count, name)
 			v := peaks[name]
 			v[k] = p

@@ -57,6 +57,18 @@ func readTool(f func(context.Context, map[string]any) tagging.ToolResult) agent.
 	}
 }
 
+// hourly runs fn now and then every hour until ctx ends.
+func hourly(ctx context.Context, fn func()) {
+	for {
+		fn()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Hour):
+		}
+	}
+}
+
 // retainAgentOperations deletes audit entries past GTC_AGENT_AUDIT_RETENTION_DAYS at
 // startup and then hourly, until ctx ends.
 func (a *app) retainAgentOperations(ctx context.Context, bulk *tagging.Bulk) {
@@ -64,16 +76,11 @@ func (a *app) retainAgentOperations(ctx context.Context, bulk *tagging.Bulk) {
 	if days <= 0 {
 		return
 	}
-	for {
+	hourly(ctx, func() {
 		if n, err := bulk.Retain(ctx, days); err != nil {
 			a.log.Warn("agent audit retention failed", "err", err)
 		} else if n > 0 {
 			a.log.Info("agent audit entries past retention deleted", "count", n, "retention_days", days)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Hour):
-		}
-	}
+	})
 }

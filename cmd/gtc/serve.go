@@ -123,7 +123,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // deleted snapshot is logged.
 func (a *app) retainSnapshots(ctx context.Context, x *export.Exporter) {
 	opts := export.RetainOptions{Complete: a.cfg.ExportRetention.D(), Incomplete: max(24*time.Hour, a.cfg.ExportTimeout.D())}
-	for {
+	hourly(ctx, func() {
 		pruned, err := x.Retain(ctx, opts)
 		for _, p := range pruned {
 			a.log.Info("export snapshot pruned", "snapshot_id", p.SnapshotID, "complete", p.Complete,
@@ -132,12 +132,7 @@ func (a *app) retainSnapshots(ctx context.Context, x *export.Exporter) {
 		if err != nil && ctx.Err() == nil {
 			a.log.Warn("export snapshot retention failed; it runs again in an hour", "err", describeError(err), "pruned", len(pruned))
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Hour):
-		}
-	}
+	})
 }
 
 func serverOptions(cfg *config.Config) api.Options {
