@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/gtc-dev/gtc"
 )
@@ -484,15 +485,14 @@ type itemFile struct {
 // render writes the record pretty-printed: two-space indent, sorted keys, a final newline.
 func (f itemFile) render(dst []byte, scratch *bytes.Buffer) ([]byte, error) {
 	if f.raw == nil {
-		return AppendIndented(dst, f.rec, scratch)
+		return AppendIndented(dst, f.rec)
 	}
 	scratch.Reset()
 	compact := f.raw.appendTo(scratch.AvailableBuffer())
-	var out bytes.Buffer
-	if err := jsonIndent(&out, compact, ""); err != nil {
+	dst, err := appendIndented(dst, compact, "")
+	if err != nil {
 		return dst, err
 	}
-	dst = append(dst, out.Bytes()...)
 	return append(dst, '\n'), nil
 }
 
@@ -540,11 +540,11 @@ func (x *Exporter) writeManifest(ctx context.Context, plan *Plan, ar ArtifactRes
 				}
 				n++
 				bw.WriteString("\n    ")
-				var out bytes.Buffer
-				if err := jsonIndent(&out, line, "    "); err != nil {
+				out, err := appendIndented(nil, line, "    ")
+				if err != nil {
 					return err
 				}
-				_, err := bw.Write(out.Bytes())
+				_, err = bw.Write(out)
 				return err
 			})
 			if err != nil {
@@ -567,17 +567,18 @@ func (x *Exporter) writeManifest(ctx context.Context, plan *Plan, ar ArtifactRes
 // writeIndentedMember writes `<indent>"key": value` with value indented one level deeper.
 func writeIndentedMember(w *bufio.Writer, indent, key string, v any) error {
 	w.WriteString(indent)
-	w.Write(appendString(nil, key))
+	q, _ := jsontext.AppendQuote(nil, key)
+	w.Write(q)
 	w.WriteString(": ")
 	compact, err := AppendJSON(nil, v)
 	if err != nil {
 		return err
 	}
-	var out bytes.Buffer
-	if err := jsonIndent(&out, compact, indent); err != nil {
+	out, err := appendIndented(nil, compact, indent)
+	if err != nil {
 		return err
 	}
-	_, err = w.Write(out.Bytes())
+	_, err = w.Write(out)
 	return err
 }
 

@@ -2,19 +2,23 @@ package export
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
-	"strings"
+	"sync"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/gtc-dev/gtc"
 )
 
 // This file is the fast path of the pipeline. Decoding every item into maps and encoding
-// them again costs about 50 µs an item; most exports run no processor or only processors
-// that touch a few top-level keys. For those, a record stays a list of top-level keys with
-// their values as canonical JSON bytes (keys sorted at every level, compact, the escaping of
-// encoding/json without HTML escaping) — exactly the bytes AppendJSON writes for the decoded
+// them again costs several times more than the rest of an export; most exports run no
+// processor or only processors that touch a few top-level keys. For those, a record stays a
+// list of top-level keys with their values in the record encoding (keys sorted at every
+// level, compact, jsontext's escaping) — exactly the bytes AppendJSON writes for the decoded
 // record — and only the keys a processor reads are decoded. Tests hold the two paths to the
 // same output.
 
@@ -38,10 +42,10 @@ func (r Record) set(key string, v any) error {
 
 func (r Record) del(key string) { delete(r, key) }
 
-// rawRecord is a record whose top-level values are canonical JSON bytes.
+// rawRecord is a record whose top-level values are in the record encoding.
 type rawRecord struct {
 	members []rawMember
-	arena   []byte // holds the canonical values; members slice into it
+	arena   []byte // holds the values; members slice into it
 }
 
 type rawMember struct {
@@ -75,12 +79,16 @@ func (r *rawRecord) set(key string, v any) error {
 	if err != nil {
 		return err
 	}
-	if i := r.find(key); i >= 0 {
-		r.members[i].val = b
-		return nil
-	}
-	r.members = append(r.members, rawMember{key, b})
+	r.setRaw(key, b)
 	return nil
+}
+
+func (r *rawRecord) setRaw(key string, val []byte) {
+	if i := r.find(key); i >= 0 {
+		r.members[i].val = val
+		return
+	}
+	r.members = append(r.members, rawMember{key, val})
 }
 
 func (r *rawRecord) del(key string) {
@@ -104,7 +112,7 @@ func (r *rawRecord) appendTo(dst []byte) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, m.key)
+		dst, _ = jsontext.AppendQuote(dst, m.key)
 		dst = append(dst, ':')
 		dst = append(dst, m.val...)
 	}
@@ -121,69 +129,201 @@ func cmpStrings(a, b string) int {
 	return 0
 }
 
-// canon rewrites JSON into the record encoding. It keeps its member stack between calls.
+// readOptions read JSON as the records hold it: a repeated key is the record encoding's
+// business (the last value counts) and invalid UTF-8 becomes U+FFFD.
+var readOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+
+// canon rewrites JSON read by jsontext into the record encoding: no whitespace, object keys
+// sorted by their bytes (code point order) at every level — of a repeated key the last
+// value counts, as when decoding into a map —, strings in jsontext's minimal escaping with
+// invalid UTF-8 as U+FFFD, numbers as written. Byte order, not the UTF-16 order of
+// jsontext.ReorderRawObjects, because it is the order of the decoded record's sorted map
+// keys. A canon keeps its decoder and buffers between calls; it is not safe for concurrent
+// use.
 type canon struct {
-	src  []byte
-	i    int
+	dec  jsontext.Decoder
+	src  bytes.Buffer
 	mems []canonMember
-	bufs [][]byte // bufs[d] holds the member values of the object being written at depth d
+	bufs [][]byte // bufs[d] holds the members of the object being written at depth d
+	name []byte   // an unquoted object name
 }
 
+// canonMember is one member of an object being sorted: its key (unquoted) and its text
+// (quoted key, colon, value), both in the depth's buffer.
 type canonMember struct {
-	key          []byte // decoded
-	vstart, vend int    // canonical value bytes in bufs[depth]
+	kStart, kEnd int
+	mStart, mEnd int
 }
 
-func (c *canon) reset(src []byte) {
-	c.src, c.i = src, 0
+// start makes the decoder read doc; nothing is copied and doc is not changed.
+func (c *canon) start(doc []byte) {
+	c.src = *bytes.NewBuffer(doc)
+	c.dec.Reset(&c.src, readOptions...)
 }
 
-func (c *canon) fail(msg string) error {
-	return fmt.Errorf("export: invalid JSON at offset %d: %s", c.i, msg)
-}
-
-func (c *canon) ws() {
-	for c.i < len(c.src) {
-		switch c.src[c.i] {
-		case ' ', '\t', '\n', '\r':
-			c.i++
-		default:
-			return
+// canonical appends the record encoding of the one JSON value in doc to dst.
+func (c *canon) canonical(dst, doc []byte) ([]byte, error) {
+	c.start(doc)
+	dst, err := c.value(dst, 0)
+	if err == nil {
+		if _, err = c.dec.ReadToken(); err == io.EOF {
+			return dst, nil
+		} else if err == nil {
+			err = fmt.Errorf("data after the value at offset %d", c.dec.InputOffset())
 		}
 	}
+	return dst, fmt.Errorf("export: invalid JSON: %w", err)
 }
 
-func (c *canon) eat(b byte) bool {
-	if c.i < len(c.src) && c.src[c.i] == b {
-		c.i++
-		return true
+// value appends the record encoding of the decoder's next value to dst.
+func (c *canon) value(dst []byte, depth int) ([]byte, error) {
+	switch c.dec.PeekKind() {
+	case '{':
+		return c.object(dst, depth)
+	case '[':
+		if _, err := c.dec.ReadToken(); err != nil {
+			return dst, err
+		}
+		dst = append(dst, '[')
+		for n := 0; c.dec.PeekKind() != ']'; n++ {
+			if n > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = c.value(dst, depth+1); err != nil {
+				return dst, err
+			}
+		}
+		if _, err := c.dec.ReadToken(); err != nil {
+			return dst, err
+		}
+		return append(dst, ']'), nil
 	}
-	return false
+	v, err := c.dec.ReadValue()
+	if err != nil {
+		return dst, err
+	}
+	if v[0] == '"' {
+		return appendQuoted(dst, v), nil
+	}
+	return append(dst, v...), nil // numbers as written, literals
 }
 
-// key reads an object key, decoded. The bytes are the source's when it has no escapes.
-func (c *canon) key() ([]byte, error) {
-	if c.i >= len(c.src) || c.src[c.i] != '"' {
-		return nil, c.fail("expected a key")
+// appendQuoted appends the JSON string v (as read) in jsontext's minimal escaping.
+func appendQuoted(dst []byte, v jsontext.Value) []byte {
+	if bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
+		return append(dst, v...)
 	}
-	start := c.i + 1
-	for j := start; j < len(c.src); j++ {
-		b := c.src[j]
-		if b == '"' {
-			c.i = j + 1
-			return c.src[start:j], nil
+	s, _ := jsontext.AppendUnquote(nil, v) // invalid UTF-8 and lone surrogates become U+FFFD
+	dst, _ = jsontext.AppendQuote(dst, s)
+	return dst
+}
+
+// unquoted returns the content of the JSON string v (as read), in scratch when it has
+// escapes or invalid UTF-8.
+func unquoted(v jsontext.Value, scratch []byte) []byte {
+	if bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
+		return v[1 : len(v)-1]
+	}
+	s, _ := jsontext.AppendUnquote(scratch[:0], v)
+	return s
+}
+
+// object writes an object's members sorted by key.
+func (c *canon) object(dst []byte, depth int) ([]byte, error) {
+	if _, err := c.dec.ReadToken(); err != nil {
+		return dst, err
+	}
+	base := len(c.mems)
+	defer func() { c.mems = c.mems[:base] }()
+	for len(c.bufs) <= depth {
+		c.bufs = append(c.bufs, nil)
+	}
+	// Members go to this depth's buffer: only one object per depth is being written at a
+	// time, and dst always belongs to a shallower level.
+	buf := c.bufs[depth][:0]
+	for c.dec.PeekKind() != '}' {
+		v, err := c.dec.ReadValue()
+		if err != nil {
+			return dst, err
 		}
-		if b == '\\' || b < 0x20 || b >= utf8.RuneSelf {
-			break
+		var m canonMember
+		if bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
+			m.mStart = len(buf)
+			m.kStart, m.kEnd = m.mStart+1, m.mStart+len(v)-1
+			buf = append(buf, v...)
+		} else {
+			c.name = unquoted(v, c.name)
+			m.kStart = len(buf)
+			buf = append(buf, c.name...)
+			m.kEnd, m.mStart = len(buf), len(buf)
+			buf, _ = jsontext.AppendQuote(buf, c.name)
 		}
+		buf = append(buf, ':')
+		if buf, err = c.value(buf, depth+1); err != nil {
+			return dst, err
+		}
+		m.mEnd = len(buf)
+		c.mems = append(c.mems, m)
 	}
-	d := decoder{b: c.src, i: c.i}
-	s := d.str()
-	if d.err != nil {
-		return nil, d.err
+	if _, err := c.dec.ReadToken(); err != nil {
+		return dst, err
 	}
-	c.i = d.i
-	return []byte(s), nil
+	c.bufs[depth] = buf
+	mems := c.mems[base:]
+	key := func(m canonMember) []byte { return buf[m.kStart:m.kEnd] }
+	slices.SortStableFunc(mems, func(a, b canonMember) int { return bytes.Compare(key(a), key(b)) })
+	dst = append(dst, '{')
+	n := 0
+	for k, m := range mems {
+		if k+1 < len(mems) && bytes.Equal(key(mems[k+1]), key(m)) {
+			continue // a later duplicate wins
+		}
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		n++
+		dst = append(dst, buf[m.mStart:m.mEnd]...)
+	}
+	return append(dst, '}'), nil
+}
+
+// record builds the fast-path record of an item from its API JSON: the top-level members
+// in the record encoding, the null ones dropped.
+func (c *canon) record(api []byte) (*rawRecord, error) {
+	c.start(api)
+	rec := &rawRecord{members: make([]rawMember, 0, 32), arena: make([]byte, 0, len(api)+len(api)/8)}
+	if tok, err := c.dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, fmt.Errorf("export: the item is not a JSON object: %v", err)
+	}
+	type span struct {
+		key        string
+		start, end int
+	}
+	var spans [40]span
+	list := spans[:0]
+	for c.dec.PeekKind() != '}' {
+		v, err := c.dec.ReadValue()
+		if err != nil {
+			return nil, fmt.Errorf("export: invalid JSON: %w", err)
+		}
+		key := topKey(unquoted(v, c.name))
+		if c.dec.PeekKind() == 'n' {
+			if err := c.dec.SkipValue(); err != nil {
+				return nil, fmt.Errorf("export: invalid JSON: %w", err)
+			}
+			continue
+		}
+		start := len(rec.arena)
+		if rec.arena, err = c.value(rec.arena, 1); err != nil {
+			return nil, fmt.Errorf("export: invalid JSON: %w", err)
+		}
+		list = append(list, span{key, start, len(rec.arena)})
+	}
+	for _, s := range list {
+		rec.members = append(rec.members, rawMember{s.key, rec.arena[s.start:s.end:s.end]})
+	}
+	return rec, nil
 }
 
 // topKey interns the keys of the item's API JSON, so building a record does not allocate
@@ -207,325 +347,63 @@ var apiKeys = func() map[string]string {
 	return m
 }()
 
-// value appends the canonical form of the value at c.i to dst.
-func (c *canon) value(dst []byte, depth int) ([]byte, error) {
-	if depth > maxDepth {
-		return dst, errors.New("export: JSON nested too deep")
-	}
-	if c.i >= len(c.src) {
-		return dst, c.fail("unexpected end")
-	}
-	switch b := c.src[c.i]; {
-	case b == '{':
-		return c.object(dst, depth)
-	case b == '[':
-		c.i++
-		dst = append(dst, '[')
-		c.ws()
-		if c.eat(']') {
-			return append(dst, ']'), nil
-		}
-		for n := 0; ; n++ {
-			if n > 0 {
-				dst = append(dst, ',')
-			}
-			c.ws()
-			var err error
-			if dst, err = c.value(dst, depth+1); err != nil {
-				return dst, err
-			}
-			c.ws()
-			if c.eat(',') {
-				continue
-			}
-			if c.eat(']') {
-				return append(dst, ']'), nil
-			}
-			return dst, c.fail("expected ',' or ']'")
-		}
-	case b == '"':
-		return c.str(dst)
-	case b == '-' || b >= '0' && b <= '9':
-		end, ok := numberEnd(c.src, c.i)
-		if !ok {
-			return dst, c.fail("invalid number")
-		}
-		dst = append(dst, c.src[c.i:end]...)
-		c.i = end
-		return dst, nil
-	default:
-		for _, lit := range []string{"true", "false", "null"} {
-			if bytes.HasPrefix(c.src[c.i:], []byte(lit)) {
-				c.i += len(lit)
-				return append(dst, lit...), nil
-			}
-		}
-		return dst, c.fail("unexpected character")
-	}
-}
-
-// str copies a string that needs no change and re-escapes the others.
-func (c *canon) str(dst []byte) ([]byte, error) {
-	start := c.i
-	for j := start + 1; j < len(c.src); j++ {
-		b := c.src[j]
-		if b == '"' {
-			c.i = j + 1
-			return append(dst, c.src[start:c.i]...), nil
-		}
-		if b == '\\' || b < 0x20 {
-			break
-		}
-		if b >= utf8.RuneSelf {
-			r, size := utf8.DecodeRune(c.src[j:])
-			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-				break
-			}
-			j += size - 1
-		}
-	}
-	d := decoder{b: c.src, i: c.i}
-	s := d.str()
-	if d.err != nil {
-		return dst, d.err
-	}
-	c.i = d.i
-	return appendString(dst, s), nil
-}
-
-// object writes an object's members sorted by key; of repeated keys the last one counts,
-// as when decoding into a map.
-func (c *canon) object(dst []byte, depth int) ([]byte, error) {
-	c.i++
-	c.ws()
-	if c.eat('}') {
-		return append(dst, '{', '}'), nil
-	}
-	base := len(c.mems)
-	defer func() { c.mems = c.mems[:base] }()
-	for len(c.bufs) <= depth {
-		c.bufs = append(c.bufs, nil)
-	}
-	// Member values go to this depth's buffer: only one object per depth is being written
-	// at a time, and dst always belongs to a shallower level.
-	buf := c.bufs[depth][:0]
-	for {
-		c.ws()
-		key, err := c.key()
-		if err != nil {
-			return dst, err
-		}
-		c.ws()
-		if !c.eat(':') {
-			return dst, c.fail("expected ':'")
-		}
-		c.ws()
-		vstart := len(buf)
-		if buf, err = c.value(buf, depth+1); err != nil {
-			return dst, err
-		}
-		c.mems = append(c.mems, canonMember{key, vstart, len(buf)})
-		c.ws()
-		if c.eat(',') {
-			continue
-		}
-		if c.eat('}') {
-			break
-		}
-		return dst, c.fail("expected ',' or '}'")
-	}
-	c.bufs[depth] = buf
-	mems := c.mems[base:]
-	slices.SortStableFunc(mems, func(a, b canonMember) int { return bytes.Compare(a.key, b.key) })
-	dst = append(dst, '{')
-	n := 0
-	for k, m := range mems {
-		if k+1 < len(mems) && bytes.Equal(mems[k+1].key, m.key) {
-			continue // a later duplicate wins
-		}
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		n++
-		dst = appendString(dst, string(m.key))
-		dst = append(dst, ':')
-		dst = append(dst, buf[m.vstart:m.vend]...)
-	}
-	return append(dst, '}'), nil
-}
-
-// projectRaw is the projection on the fast path (the rag-compat reader of projection.go on
-// canonical bytes): only plugins["rag-compat"].data.references is looked at, and entries
-// are copied as bytes unless their url needs trimming.
+// projectRaw is the projection on the fast path: only plugins["rag-compat"].data.references
+// is decoded, and only when it is there.
 func (r *rawRecord) projectRaw() error {
-	var refs [][]byte
+	var list any
 	if i := r.find("plugins"); i >= 0 {
-		list := lookupPath(r.members[i].val, "rag-compat", "data", "references")
-		for _, el := range arrayElements(list) {
-			if len(el) == 0 || el[0] != '{' {
-				continue
-			}
-			u := lookupPath(el, "url")
-			if len(u) == 0 || u[0] != '"' {
-				continue
-			}
-			v, err := DecodeJSON(u)
-			if err != nil {
-				return err
-			}
-			s := v.(string)
-			t := strings.TrimSpace(s)
-			if t == "" {
-				continue
-			}
-			if t != s {
-				m, err := DecodeJSON(el)
-				if err != nil {
-					return err
-				}
-				m.(map[string]any)["url"] = t
-				if el, err = AppendJSON(nil, m); err != nil {
-					return err
-				}
-			}
-			refs = append(refs, el)
+		var err error
+		if list, err = decodeAt(r.members[i].val, gtc.RAGCompatSlot, "data", "references"); err != nil {
+			return err
 		}
 	}
+	refs := references(list)
 	r.setRaw("totalReferences", strconv.AppendInt(nil, int64(len(refs)), 10))
-	if len(refs) > 0 {
-		b := append(make([]byte, 0, 256), '[')
-		for k, el := range refs {
-			if k > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, el...)
-		}
-		r.setRaw("references", append(b, ']'))
+	if len(refs) == 0 {
+		return nil
 	}
-	return nil
+	out := make([]any, len(refs))
+	for i, ref := range refs {
+		out[i] = ref
+	}
+	return r.set("references", out)
 }
 
-func (r *rawRecord) setRaw(key string, val []byte) {
-	if i := r.find(key); i >= 0 {
-		r.members[i].val = val
-		return
-	}
-	r.members = append(r.members, rawMember{key, val})
-}
+var decoders = sync.Pool{New: func() any { return new(canon) }}
 
-// lookupPath follows object keys through canonical JSON and returns the value's bytes, or
-// nil when a key is missing or a value on the way is not an object.
-func lookupPath(doc []byte, keys ...string) []byte {
+// decodeAt follows object keys through a document in the record encoding (so no key
+// repeats) and decodes the value it finds; it is nil when a key is missing or a value on
+// the way is not an object.
+func decodeAt(doc []byte, keys ...string) (any, error) {
+	c := decoders.Get().(*canon)
+	defer decoders.Put(c)
+	c.start(doc)
 	for _, k := range keys {
-		doc = objectMember(doc, k)
-		if doc == nil {
-			return nil
+		if c.dec.PeekKind() != '{' {
+			return nil, nil
 		}
-	}
-	return doc
-}
-
-// objectMember returns the bytes of member key of a compact JSON object.
-func objectMember(obj []byte, key string) []byte {
-	if len(obj) < 2 || obj[0] != '{' {
-		return nil
-	}
-	i := 1
-	for i < len(obj) && obj[i] != '}' {
-		kEnd := skipValue(obj, i)
-		if kEnd < 0 || kEnd >= len(obj) || obj[kEnd] != ':' {
-			return nil
+		if _, err := c.dec.ReadToken(); err != nil {
+			return nil, err
 		}
-		vStart := kEnd + 1
-		vEnd := skipValue(obj, vStart)
-		if vEnd < 0 {
-			return nil
-		}
-		if k, ok := plainString(obj[i:kEnd]); ok && k == key || !ok && decodedEquals(obj[i:kEnd], key) {
-			return obj[vStart:vEnd]
-		}
-		i = vEnd
-		if i < len(obj) && obj[i] == ',' {
-			i++
-		}
-	}
-	return nil
-}
-
-// arrayElements splits a compact JSON array into its elements' bytes.
-func arrayElements(arr []byte) [][]byte {
-	if len(arr) < 2 || arr[0] != '[' {
-		return nil
-	}
-	var out [][]byte
-	i := 1
-	for i < len(arr) && arr[i] != ']' {
-		end := skipValue(arr, i)
-		if end < 0 {
-			return nil
-		}
-		out = append(out, arr[i:end])
-		i = end
-		if i < len(arr) && arr[i] == ',' {
-			i++
-		}
-	}
-	return out
-}
-
-// skipValue returns the end of the compact JSON value starting at b[i], or -1.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		for j := i + 1; j < len(b); j++ {
-			switch b[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1
+		found := false
+		for !found && c.dec.PeekKind() == '"' {
+			v, err := c.dec.ReadValue()
+			if err != nil {
+				return nil, err
 			}
-		}
-		return -1
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				end := skipValue(b, j)
-				if end < 0 {
-					return -1
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
+			if found = string(unquoted(v, c.name)) == k; !found {
+				if err := c.dec.SkipValue(); err != nil {
+					return nil, err
 				}
 			}
 		}
-		return -1
+		if !found {
+			return nil, nil
+		}
 	}
-	j := i
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' {
-		j++
+	v, err := c.dec.ReadValue()
+	if err != nil {
+		return nil, err
 	}
-	return j
-}
-
-// plainString returns the content of a JSON string without escapes.
-func plainString(s []byte) (string, bool) {
-	if len(s) < 2 || bytes.IndexByte(s[1:len(s)-1], '\\') >= 0 {
-		return "", false
-	}
-	return string(s[1 : len(s)-1]), true
-}
-
-func decodedEquals(s []byte, key string) bool {
-	v, err := DecodeJSON(s)
-	return err == nil && v == key
+	return DecodeJSON(v)
 }

@@ -217,7 +217,7 @@ func TestRawEncodersMatch(t *testing.T) {
 			require.NoError(t, project(r))
 			require.NoError(t, e1.Encode(r))
 			var c canon
-			raw, err := buildRaw(it, &scratch, &c)
+			raw, err := buildDirect(it, &c)
 			require.NoError(t, err)
 			require.NoError(t, raw.projectRaw())
 			require.NoError(t, e2.(rawEncoder).encodeRaw(raw))

@@ -4,6 +4,8 @@ import (
 	"io"
 	"slices"
 	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // SnapshotPayload is the json_snapshot_payload format, the default and what the curator
@@ -30,9 +32,9 @@ func (SnapshotPayload) NewEncoder(w io.Writer, h Header) (Encoder, error) {
 		filters = map[string]any{}
 	}
 	buf := append([]byte(nil), `{"schemaVersion":`...)
-	buf = appendString(buf, orV2(h.SchemaVersion))
+	buf, _ = jsontext.AppendQuote(buf, orV2(h.SchemaVersion))
 	buf = append(buf, `,"snapshotAt":`...)
-	buf = appendString(buf, h.SnapshotAt)
+	buf, _ = jsontext.AppendQuote(buf, h.SnapshotAt)
 	buf = append(buf, `,"filters":`...)
 	buf, err := AppendJSON(buf, filters)
 	if err != nil {

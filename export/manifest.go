@@ -2,7 +2,6 @@ package export
 
 import (
 	"bufio"
-	"bytes"
 	"container/heap"
 	"encoding/json"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // maxEntriesInMemory bounds the manifest entries an artifact export keeps in memory; beyond
@@ -176,7 +177,9 @@ func (h *runHeap) Pop() any {
 	return x
 }
 
-// jsonIndent pretty-prints compact JSON at a nesting whose lines start with prefix.
-func jsonIndent(out *bytes.Buffer, compact []byte, prefix string) error {
-	return json.Indent(out, compact, prefix, "  ")
+// appendIndented appends compact JSON pretty-printed (two-space indent) at a nesting whose
+// lines start with prefix. Strings are copied as they are.
+func appendIndented(dst, compact []byte, prefix string) ([]byte, error) {
+	return jsontext.AppendFormat(dst, compact, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true),
+		jsontext.PreserveRawStrings(true), jsontext.WithIndent("  "), jsontext.WithIndentPrefix(prefix))
 }

@@ -34,7 +34,14 @@ func recordReferences(rec fields) []map[string]any {
 	plugins, _ := pv.(map[string]any)
 	slot, _ := plugins[gtc.RAGCompatSlot].(map[string]any)
 	data, _ := slot["data"].(map[string]any)
-	list, _ := data["references"].([]any)
+	return references(data["references"])
+}
+
+// references is the rag-compat reader applied to the value at
+// plugins["rag-compat"].data.references: the entries that are objects with a non-blank
+// string url, copied, with the url trimmed.
+func references(v any) []map[string]any {
+	list, _ := v.([]any)
 	var out []map[string]any
 	for _, e := range list {
 		ref, ok := e.(map[string]any)

@@ -3,12 +3,12 @@ package export
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math"
-	"slices"
-	"strconv"
-	"unicode/utf8"
+	"io"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/gtc-dev/gtc"
 )
@@ -56,363 +56,105 @@ func BuildRecord(it *gtc.Item, scratch *bytes.Buffer) (Record, error) {
 // string, bool, json.Number and nil. Invalid UTF-8 in strings becomes U+FFFD and a repeated
 // object key keeps its last value, as encoding/json does.
 func DecodeJSON(data []byte) (any, error) {
-	d := decoder{b: data}
-	d.ws()
-	v := d.value(0)
-	if d.err == nil {
-		d.ws()
-		if d.i != len(d.b) {
-			d.fail("data after the value")
+	c := decoders.Get().(*canon)
+	defer decoders.Put(c)
+	c.start(data)
+	v, err := c.decode()
+	if err == nil {
+		if _, err = c.dec.ReadToken(); err == io.EOF {
+			return v, nil
+		} else if err == nil {
+			err = fmt.Errorf("data after the value at offset %d", c.dec.InputOffset())
 		}
 	}
-	if d.err != nil {
-		return nil, d.err
-	}
-	return v, nil
+	return nil, fmt.Errorf("invalid JSON: %w", err)
 }
 
-const maxDepth = 10000
-
-type decoder struct {
-	b   []byte
-	i   int
-	err error
-}
-
-func (d *decoder) fail(msg string) {
-	if d.err == nil {
-		d.err = fmt.Errorf("invalid JSON at offset %d: %s", d.i, msg)
-	}
-}
-
-func (d *decoder) ws() {
-	for d.i < len(d.b) {
-		switch d.b[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
+// decode reads the decoder's next value into the record value types.
+func (c *canon) decode() (any, error) {
+	switch c.dec.PeekKind() {
+	case '{':
+		if _, err := c.dec.ReadToken(); err != nil {
+			return nil, err
 		}
-	}
-}
-
-func (d *decoder) value(depth int) any {
-	if depth > maxDepth {
-		d.fail("nesting too deep")
-		return nil
-	}
-	if d.i >= len(d.b) {
-		d.fail("unexpected end")
-		return nil
-	}
-	switch c := d.b[d.i]; {
-	case c == '{':
-		d.i++
 		m := make(map[string]any, 8)
-		d.ws()
-		if d.i < len(d.b) && d.b[d.i] == '}' {
-			d.i++
-			return m
+		for c.dec.PeekKind() != '}' {
+			k, err := c.dec.ReadToken()
+			if err != nil {
+				return nil, err
+			}
+			if m[k.String()], err = c.decode(); err != nil {
+				return nil, err
+			}
 		}
-		for d.err == nil {
-			d.ws()
-			if d.i >= len(d.b) || d.b[d.i] != '"' {
-				d.fail("expected a key")
-				return nil
-			}
-			k := d.str()
-			d.ws()
-			if d.i >= len(d.b) || d.b[d.i] != ':' {
-				d.fail("expected ':'")
-				return nil
-			}
-			d.i++
-			d.ws()
-			m[k] = d.value(depth + 1)
-			d.ws()
-			if d.i >= len(d.b) {
-				d.fail("unexpected end")
-				return nil
-			}
-			if d.b[d.i] == ',' {
-				d.i++
-				continue
-			}
-			if d.b[d.i] == '}' {
-				d.i++
-				return m
-			}
-			d.fail("expected ',' or '}'")
+		_, err := c.dec.ReadToken()
+		return m, err
+	case '[':
+		if _, err := c.dec.ReadToken(); err != nil {
+			return nil, err
 		}
-		return nil
-	case c == '[':
-		d.i++
 		a := []any{}
-		d.ws()
-		if d.i < len(d.b) && d.b[d.i] == ']' {
-			d.i++
-			return a
-		}
-		for d.err == nil {
-			d.ws()
-			a = append(a, d.value(depth+1))
-			d.ws()
-			if d.i >= len(d.b) {
-				d.fail("unexpected end")
-				return nil
+		for c.dec.PeekKind() != ']' {
+			v, err := c.decode()
+			if err != nil {
+				return nil, err
 			}
-			if d.b[d.i] == ',' {
-				d.i++
-				continue
-			}
-			if d.b[d.i] == ']' {
-				d.i++
-				return a
-			}
-			d.fail("expected ',' or ']'")
+			a = append(a, v)
 		}
-		return nil
-	case c == '"':
-		return d.str()
-	case c == 't':
-		return d.literal("true", true)
-	case c == 'f':
-		return d.literal("false", false)
-	case c == 'n':
-		return d.literal("null", nil)
-	case c == '-' || c >= '0' && c <= '9':
-		return d.number()
+		_, err := c.dec.ReadToken()
+		return a, err
 	}
-	d.fail("unexpected character")
-	return nil
+	t, err := c.dec.ReadToken()
+	if err != nil {
+		return nil, err
+	}
+	switch t.Kind() {
+	case 't', 'f':
+		return t.Bool(), nil
+	case '"':
+		return t.String(), nil
+	case '0':
+		return json.Number(t.String()), nil // the number as written
+	}
+	return nil, nil
 }
 
-func (d *decoder) literal(word string, v any) any {
-	if !bytes.HasPrefix(d.b[d.i:], []byte(word)) {
-		d.fail("invalid literal")
-		return nil
-	}
-	d.i += len(word)
-	return v
-}
-
-func (d *decoder) number() any {
-	end, ok := numberEnd(d.b, d.i)
-	if !ok {
-		d.i = end
-		d.fail("invalid number")
-		return nil
-	}
-	n := json.Number(d.b[d.i:end])
-	d.i = end
-	return n
-}
-
-// numberEnd returns the end of the JSON number starting at b[i], and whether it is one.
-func numberEnd(b []byte, i int) (int, bool) {
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		n := 0
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-			n++
+// writeOptions encode record values: encoding/json's semantics (sorted map keys, nil
+// slices and maps as null), jsontext's escaping (no HTML escaping, U+2028 and U+2029 as
+// they are, invalid UTF-8 as U+FFFD), json.Number as its text.
+var writeOptions = jsonv2.JoinOptions(
+	jsonv1.DefaultOptionsV1(),
+	jsontext.EscapeForHTML(false),
+	jsontext.EscapeForJS(false),
+	jsonv2.WithMarshalers(jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, n json.Number) error {
+		if n == "" {
+			return enc.WriteValue(jsontext.Value("0"))
 		}
-		return n
-	}
-	if i < len(b) && b[i] == '0' {
-		i++
-	} else if digits() == 0 {
-		return i, false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if digits() == 0 {
-			return i, false
+		if c := n[0]; c != '-' && (c < '0' || c > '9') {
+			return fmt.Errorf("invalid number %q", string(n))
 		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return i, false
-		}
-	}
-	return i, true
-}
-
-// str reads a string at d.i (which is '"').
-func (d *decoder) str() string {
-	s, end, problem := gtc.UnquoteJSONString(d.b, d.i)
-	d.i = end
-	if problem != "" {
-		d.fail(problem)
-		return ""
-	}
-	return s
-}
+		return enc.WriteValue(jsontext.Value(n))
+	})),
+)
 
 // AppendJSON appends the compact JSON of a record value: object keys sorted by bytes, no
-// HTML escaping, numbers from their json.Number text, invalid UTF-8 replaced by U+FFFD —
-// byte for byte what encoding/json with SetEscapeHTML(false) writes for the same value.
+// HTML escaping, numbers from their json.Number text, invalid UTF-8 replaced by U+FFFD.
 func AppendJSON(dst []byte, v any) ([]byte, error) {
-	switch x := v.(type) {
-	case nil:
-		return append(dst, "null"...), nil
-	case string:
-		return appendString(dst, x), nil
-	case json.Number:
-		if x == "" {
-			return append(dst, '0'), nil
-		}
-		if end, ok := numberEnd([]byte(x), 0); !ok || end != len(x) {
-			return dst, fmt.Errorf("export: invalid number %q", string(x))
-		}
-		return append(dst, x...), nil
-	case bool:
-		if x {
-			return append(dst, "true"...), nil
-		}
-		return append(dst, "false"...), nil
-	case Record:
-		return appendObject(dst, x)
-	case map[string]any:
-		return appendObject(dst, x)
-	case []any:
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var err error
-			if dst, err = AppendJSON(dst, e); err != nil {
-				return dst, err
-			}
-		}
-		return append(dst, ']'), nil
-	case []string:
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendString(dst, e)
-		}
-		return append(dst, ']'), nil
-	case int:
-		return strconv.AppendInt(dst, int64(x), 10), nil
-	case int64:
-		return strconv.AppendInt(dst, x, 10), nil
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return dst, errors.New("export: unsupported number")
-		}
-	}
-	// Anything else a custom processor put in a record: the standard encoder decides.
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsonv2.Marshal(v, writeOptions)
+	if err != nil {
 		return dst, fmt.Errorf("export: %w", err)
 	}
-	return append(dst, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...), nil
-}
-
-func appendObject[M ~map[string]any](dst []byte, m M) ([]byte, error) {
-	var small [32]string
-	keys := small[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	dst = append(dst, '{')
-	for i, k := range keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendString(dst, k)
-		dst = append(dst, ':')
-		var err error
-		if dst, err = AppendJSON(dst, m[k]); err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, '}'), nil
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString writes s as a JSON string with the escaping of encoding/json without HTML
-// escaping: quotes, backslashes and control characters escaped, U+2028 and U+2029 escaped,
-// invalid UTF-8 replaced by U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, b...), nil
 }
 
 // AppendIndented appends v pretty-printed as the item files and the manifest are: two-space
 // indent, sorted keys, no HTML escaping, a trailing newline.
-func AppendIndented(dst []byte, v any, scratch *bytes.Buffer) ([]byte, error) {
-	compact, err := AppendJSON(scratch.AvailableBuffer()[:0], v)
+func AppendIndented(dst []byte, v any) ([]byte, error) {
+	b, err := jsonv2.Marshal(v, writeOptions, jsontext.WithIndent("  "))
 	if err != nil {
-		return dst, err
+		return dst, fmt.Errorf("export: %w", err)
 	}
-	var out bytes.Buffer
-	out.Grow(len(compact) * 3 / 2)
-	if err := json.Indent(&out, compact, "", "  "); err != nil {
-		return dst, err
-	}
-	dst = append(dst, out.Bytes()...)
+	dst = append(dst, b...)
 	return append(dst, '\n'), nil
 }
 

@@ -477,8 +477,7 @@ func (x *Exporter) completeLegacyManifest(ctx context.Context, id string, r io.R
 		}
 		m["files"] = files
 	}
-	var scratch bytes.Buffer
-	return AppendIndented(nil, m, &scratch)
+	return AppendIndented(nil, m)
 }
 
 // SnapshotFile is one data file of a snapshot, open for reading.
