@@ -23,87 +23,87 @@ const RAGCompatSlot = "rag-compat"
 // it. Free-form values are kept as raw JSON so numbers round-trip exactly; a RawMessage is
 // never modified in place, so copies may share it.
 type Item struct {
-	ID             string
-	DatasetName    string
-	Bucket         string
-	Status         Status
-	DocType        string
-	SchemaVersion  string
-	ManualTags     []string
-	ComputedTags   []string
-	Comment        string
-	AssignedTo     *string
-	AssignedAt     *time.Time
-	UpdatedAt      time.Time
-	UpdatedBy      *string
-	ReviewedAt     *time.Time
-	ETag           string
-	ScenarioID     string
-	History        []HistoryEntry
-	ContextEntries []ContextEntry
-	TraceIDs       map[string]string // nil is JSON null
-	ToolCalls      []ToolCall
-	ExpectedTools  ExpectedTools
-	Feedback       []FeedbackEntry
-	Metadata       json.RawMessage // a JSON object
-	Plugins        map[string]PluginPayload
-	CreatedBy      *string
-	CreatedAt      *time.Time
-	TracePayload   json.RawMessage // a JSON object
+	ID             string                   `json:"id" gtc:"required,trim"`
+	DatasetName    string                   `json:"datasetName" gtc:"required"`
+	Bucket         string                   `json:"bucket" gtc:"nullable"`
+	Status         Status                   `json:"status" gtc:"nullable,default=draft"`
+	DocType        string                   `json:"docType" gtc:"nullable,default=ground-truth-item"`
+	SchemaVersion  string                   `json:"schemaVersion" gtc:"nullable,default=v2"`
+	ManualTags     []string                 `json:"manualTags"`
+	ComputedTags   []string                 `json:"computedTags" gtc:"readonly,derived=tags"`
+	Comment        string                   `json:"comment" gtc:"nullable"`
+	AssignedTo     *string                  `json:"assignedTo" gtc:"sparse"`
+	AssignedAt     *time.Time               `json:"assignedAt" gtc:"sparse"`
+	UpdatedAt      time.Time                `json:"updatedAt"`
+	UpdatedBy      *string                  `json:"updatedBy" gtc:"sparse"`
+	ReviewedAt     *time.Time               `json:"reviewedAt" gtc:"sparse"`
+	ETag           string                   `json:"_etag" gtc:"api,readonly"`
+	ScenarioID     string                   `json:"scenarioId" gtc:"nullable"`
+	History        []HistoryEntry           `json:"history"`
+	ContextEntries []ContextEntry           `json:"contextEntries"`
+	TraceIDs       map[string]string        `json:"traceIds" gtc:"sparse"` // nil is JSON null
+	ToolCalls      []ToolCall               `json:"toolCalls"`
+	ExpectedTools  ExpectedTools            `json:"expectedTools"`
+	Feedback       []FeedbackEntry          `json:"feedback"`
+	Metadata       json.RawMessage          `json:"metadata" gtc:"object"` // a JSON object
+	Plugins        map[string]PluginPayload `json:"plugins"`
+	CreatedBy      *string                  `json:"createdBy" gtc:"sparse"`
+	CreatedAt      *time.Time               `json:"createdAt" gtc:"sparse"`
+	TracePayload   json.RawMessage          `json:"tracePayload" gtc:"object"` // a JSON object
 }
 
 // HistoryEntry is one conversation turn.
 type HistoryEntry struct {
-	Role             string
-	Msg              string
-	TurnID           *string
-	StepID           *string
-	ExpectedBehavior []string // nil is absent; an empty non-nil slice is kept as []
+	Role             string   `json:"role" gtc:"required,trim,nonblank"`
+	Msg              string   `json:"msg" gtc:"required,trim,nonblank"`
+	TurnID           *string  `json:"turnId" gtc:"omitnil"`
+	StepID           *string  `json:"stepId" gtc:"omitnil"`
+	ExpectedBehavior []string `json:"expectedBehavior" gtc:"omitnil"` // nil is absent; an empty non-nil slice is kept as []
 }
 
 // ContextEntry is one key/value of context given to the agent.
 type ContextEntry struct {
-	Key   string
-	Value json.RawMessage // any JSON value, "null" included
+	Key   string          `json:"key" gtc:"required,trim,nonblank"`
+	Value json.RawMessage `json:"value" gtc:"required"` // any JSON value, "null" included
 }
 
 // ToolCall is one tool call the agent made (ToolCallRecord on the wire).
 type ToolCall struct {
-	ID            string
-	Name          string
-	CallType      string          // "tool" or "subagent"
-	Arguments     json.RawMessage // object, or nil for null
-	Agent         *string
-	StepNumber    *int64
-	ParallelGroup *string
-	ParentCallID  *string
-	Response      json.RawMessage // any JSON, nil for null
+	ID            string          `json:"id" gtc:"nullable"`
+	Name          string          `json:"name" gtc:"required,trim,nonblank"`
+	CallType      string          `json:"callType" gtc:"nullable,default=tool"` // "tool" or "subagent"
+	Arguments     json.RawMessage `json:"arguments" gtc:"object,nullable"`      // object, or nil for null
+	Agent         *string         `json:"agent"`
+	StepNumber    *int64          `json:"stepNumber"`
+	ParallelGroup *string         `json:"parallelGroup"`
+	ParentCallID  *string         `json:"parentCallId"`
+	Response      json.RawMessage `json:"response"` // any JSON, nil for null
 }
 
 // ToolExpectation names a tool the agent should (or need not) call.
 type ToolExpectation struct {
-	Name      string
-	Arguments json.RawMessage // object, string, or nil for null
+	Name      string          `json:"name" gtc:"required,trim,nonblank"`
+	Arguments json.RawMessage `json:"arguments" gtc:"object,orstring,nullable"` // object, string, or nil for null
 }
 
 // ExpectedTools groups tool expectations; a name may appear in one list only.
 type ExpectedTools struct {
-	Required  []ToolExpectation
-	Optional  []ToolExpectation
-	NotNeeded []ToolExpectation
+	Required  []ToolExpectation `json:"required"`
+	Optional  []ToolExpectation `json:"optional"`
+	NotNeeded []ToolExpectation `json:"notNeeded"`
 }
 
 // FeedbackEntry is feedback from one source.
 type FeedbackEntry struct {
-	Source string
-	Values json.RawMessage // a JSON object
+	Source string          `json:"source" gtc:"nullable"`
+	Values json.RawMessage `json:"values" gtc:"object"` // a JSON object
 }
 
 // PluginPayload is the data of one plugin slot.
 type PluginPayload struct {
-	Kind    string
-	Version string
-	Data    json.RawMessage // a JSON object
+	Kind    string          `json:"kind" gtc:"required,nonblank"`
+	Version string          `json:"version" gtc:"nullable,default=1.0"`
+	Data    json.RawMessage `json:"data" gtc:"object"` // a JSON object
 }
 
 var emptyObject = json.RawMessage(`{}`)
