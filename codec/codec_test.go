@@ -76,3 +76,12 @@ func FuzzDecodeImport(f *testing.F) {
 		}
 	})
 }
+
+// TestEscaping pins the one escaping every item form uses.
+func TestEscaping(t *testing.T) {
+	it := gtc.NewItem("d", "a")
+	it.Comment = "q\"\\\b\f\n\r\t\x01<>&\u2028é\xff"
+	want := `"comment":"q\"\\\b\f\n\r\t\u0001<>&` + "\u2028é\uFFFD" + `"`
+	assert.Contains(t, string(ItemAPIJSON(it)), want)
+	assert.Contains(t, string(ItemStoredJSON(it)), want)
+}
