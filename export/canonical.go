@@ -144,8 +144,10 @@ type canon struct {
 	dec  jsontext.Decoder
 	src  bytes.Buffer
 	mems []canonMember
-	bufs [][]byte // bufs[d] holds the members of the object being written at depth d
-	name []byte   // an unquoted object name
+	bufs [][]byte          // bufs[d] holds the members of the object being written at depth d
+	name []byte            // an unquoted object name
+	api  []byte            // the API form of the item being built
+	keys map[string]string // interned top-level keys
 }
 
 // canonMember is one member of an object being sorted: its key (unquoted) and its text
@@ -307,7 +309,7 @@ func (c *canon) record(api []byte) (*rawRecord, error) {
 		if err != nil {
 			return nil, fmt.Errorf("export: invalid JSON: %w", err)
 		}
-		key := topKey(unquoted(v, c.name))
+		key := c.intern(unquoted(v, c.name))
 		if c.dec.PeekKind() == 'n' {
 			if err := c.dec.SkipValue(); err != nil {
 				return nil, fmt.Errorf("export: invalid JSON: %w", err)
@@ -326,26 +328,21 @@ func (c *canon) record(api []byte) (*rawRecord, error) {
 	return rec, nil
 }
 
-// topKey interns the keys of the item's API JSON, so building a record does not allocate
-// them.
-func topKey(b []byte) string {
-	if k, ok := apiKeys[string(b)]; ok {
+// intern returns key as a string, without allocating for the keys seen before: the
+// top-level keys of the items' API form are a small fixed set.
+func (c *canon) intern(key []byte) string {
+	if k, ok := c.keys[string(key)]; ok {
 		return k
 	}
-	return string(b)
-}
-
-var apiKeys = func() map[string]string {
-	m := map[string]string{}
-	for _, k := range []string{"id", "datasetName", "bucket", "status", "docType", "schemaVersion",
-		"manualTags", "computedTags", "tags", "comment", "assignedTo", "assignedAt", "updatedAt",
-		"updatedBy", "reviewedAt", "_etag", "scenarioId", "history", "contextEntries", "traceIds",
-		"toolCalls", "expectedTools", "feedback", "metadata", "plugins", "createdBy", "createdAt",
-		"tracePayload", "totalReferences", "references"} {
-		m[k] = k
+	k := string(key)
+	if c.keys == nil {
+		c.keys = map[string]string{}
 	}
-	return m
-}()
+	if len(c.keys) < 256 {
+		c.keys[k] = k
+	}
+	return k
+}
 
 // projectRaw is the projection on the fast path: only plugins["rag-compat"].data.references
 // is decoded, and only when it is there.
