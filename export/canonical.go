@@ -2,10 +2,12 @@ package export
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -44,8 +46,8 @@ func (r Record) del(key string) { delete(r, key) }
 
 // rawRecord is a record whose top-level values are in the record encoding.
 type rawRecord struct {
-	members []rawMember
-	arena   []byte // holds the values; members slice into it
+	members []rawMember // in key order
+	arena   []byte      // holds the values; members slice into it
 }
 
 type rawMember struct {
@@ -54,12 +56,11 @@ type rawMember struct {
 }
 
 func (r *rawRecord) find(key string) int {
-	for i := range r.members {
-		if r.members[i].key == key {
-			return i
-		}
+	i, found := slices.BinarySearchFunc(r.members, key, func(m rawMember, k string) int { return strings.Compare(m.key, k) })
+	if !found {
+		return -1
 	}
-	return -1
+	return i
 }
 
 func (r *rawRecord) get(key string) (any, bool) {
@@ -83,12 +84,14 @@ func (r *rawRecord) set(key string, v any) error {
 	return nil
 }
 
+// setRaw sets a member, keeping the members in key order.
 func (r *rawRecord) setRaw(key string, val []byte) {
-	if i := r.find(key); i >= 0 {
+	i, found := slices.BinarySearchFunc(r.members, key, func(m rawMember, k string) int { return strings.Compare(m.key, k) })
+	if found {
 		r.members[i].val = val
 		return
 	}
-	r.members = append(r.members, rawMember{key, val})
+	r.members = slices.Insert(r.members, i, rawMember{key, val})
 }
 
 func (r *rawRecord) del(key string) {
@@ -106,7 +109,6 @@ func (r *rawRecord) str(key string) string {
 
 // appendTo writes the record's JSON: members in key order.
 func (r *rawRecord) appendTo(dst []byte) []byte {
-	slices.SortFunc(r.members, func(a, b rawMember) int { return cmpStrings(a.key, b.key) })
 	dst = append(dst, '{')
 	for i, m := range r.members {
 		if i > 0 {
@@ -117,16 +119,6 @@ func (r *rawRecord) appendTo(dst []byte) []byte {
 		dst = append(dst, m.val...)
 	}
 	return append(dst, '}')
-}
-
-func cmpStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // readOptions read JSON as the records hold it: a repeated key is the record encoding's
@@ -141,13 +133,12 @@ var readOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontex
 // keys. A canon keeps its decoder and buffers between calls; it is not safe for concurrent
 // use.
 type canon struct {
-	dec  jsontext.Decoder
-	src  bytes.Buffer
-	mems []canonMember
-	bufs [][]byte          // bufs[d] holds the members of the object being written at depth d
-	name []byte            // an unquoted object name
-	api  []byte            // the API form of the item being built
-	keys map[string]string // interned top-level keys
+	dec   jsontext.Decoder
+	src   bytes.Buffer
+	mems  []canonMember
+	bufs  [][]byte // bufs[d] holds the members of the object being written at depth d
+	name  []byte   // an unquoted object name
+	spans []span   // the top-level members of the record being built
 }
 
 // canonMember is one member of an object being sorted: its key (unquoted) and its text
@@ -164,7 +155,7 @@ func (c *canon) start(doc []byte) {
 }
 
 // canonical appends the record encoding of the one JSON value in doc to dst.
-func (c *canon) canonical(dst, doc []byte) ([]byte, error) {
+func (c *canon) canonical(dst []byte, doc json.RawMessage) ([]byte, error) {
 	c.start(doc)
 	dst, err := c.value(dst, 0)
 	if err == nil {
@@ -237,16 +228,17 @@ func (c *canon) object(dst []byte, depth int) ([]byte, error) {
 		return dst, err
 	}
 	base := len(c.mems)
-	defer func() { c.mems = c.mems[:base] }()
 	for len(c.bufs) <= depth {
 		c.bufs = append(c.bufs, nil)
 	}
 	// Members go to this depth's buffer: only one object per depth is being written at a
 	// time, and dst always belongs to a shallower level.
 	buf := c.bufs[depth][:0]
+	sorted := true
 	for c.dec.PeekKind() != '}' {
 		v, err := c.dec.ReadValue()
 		if err != nil {
+			c.mems = c.mems[:base]
 			return dst, err
 		}
 		var m canonMember
@@ -263,22 +255,34 @@ func (c *canon) object(dst []byte, depth int) ([]byte, error) {
 		}
 		buf = append(buf, ':')
 		if buf, err = c.value(buf, depth+1); err != nil {
+			c.mems = c.mems[:base]
 			return dst, err
 		}
 		m.mEnd = len(buf)
+		if n := len(c.mems); sorted && n > base && bytes.Compare(buf[c.mems[n-1].kStart:c.mems[n-1].kEnd], buf[m.kStart:m.kEnd]) >= 0 {
+			sorted = false
+		}
 		c.mems = append(c.mems, m)
 	}
+	mems := c.mems[base:]
+	c.mems = c.mems[:base]
 	if _, err := c.dec.ReadToken(); err != nil {
 		return dst, err
 	}
 	c.bufs[depth] = buf
-	mems := c.mems[base:]
-	key := func(m canonMember) []byte { return buf[m.kStart:m.kEnd] }
-	slices.SortStableFunc(mems, func(a, b canonMember) int { return bytes.Compare(key(a), key(b)) })
+	if !sorted {
+		// By key, then by position: of a repeated key the last one is written.
+		slices.SortFunc(mems, func(a, b canonMember) int {
+			if c := bytes.Compare(buf[a.kStart:a.kEnd], buf[b.kStart:b.kEnd]); c != 0 {
+				return c
+			}
+			return a.mStart - b.mStart
+		})
+	}
 	dst = append(dst, '{')
 	n := 0
 	for k, m := range mems {
-		if k+1 < len(mems) && bytes.Equal(key(mems[k+1]), key(m)) {
+		if !sorted && k+1 < len(mems) && bytes.Equal(buf[mems[k+1].kStart:mems[k+1].kEnd], buf[m.kStart:m.kEnd]) {
 			continue // a later duplicate wins
 		}
 		if n > 0 {
@@ -288,60 +292,6 @@ func (c *canon) object(dst []byte, depth int) ([]byte, error) {
 		dst = append(dst, buf[m.mStart:m.mEnd]...)
 	}
 	return append(dst, '}'), nil
-}
-
-// record builds the fast-path record of an item from its API JSON: the top-level members
-// in the record encoding, the null ones dropped.
-func (c *canon) record(api []byte) (*rawRecord, error) {
-	c.start(api)
-	rec := &rawRecord{members: make([]rawMember, 0, 32), arena: make([]byte, 0, len(api)+len(api)/8)}
-	if tok, err := c.dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil, fmt.Errorf("export: the item is not a JSON object: %v", err)
-	}
-	type span struct {
-		key        string
-		start, end int
-	}
-	var spans [40]span
-	list := spans[:0]
-	for c.dec.PeekKind() != '}' {
-		v, err := c.dec.ReadValue()
-		if err != nil {
-			return nil, fmt.Errorf("export: invalid JSON: %w", err)
-		}
-		key := c.intern(unquoted(v, c.name))
-		if c.dec.PeekKind() == 'n' {
-			if err := c.dec.SkipValue(); err != nil {
-				return nil, fmt.Errorf("export: invalid JSON: %w", err)
-			}
-			continue
-		}
-		start := len(rec.arena)
-		if rec.arena, err = c.value(rec.arena, 1); err != nil {
-			return nil, fmt.Errorf("export: invalid JSON: %w", err)
-		}
-		list = append(list, span{key, start, len(rec.arena)})
-	}
-	for _, s := range list {
-		rec.members = append(rec.members, rawMember{s.key, rec.arena[s.start:s.end:s.end]})
-	}
-	return rec, nil
-}
-
-// intern returns key as a string, without allocating for the keys seen before: the
-// top-level keys of the items' API form are a small fixed set.
-func (c *canon) intern(key []byte) string {
-	if k, ok := c.keys[string(key)]; ok {
-		return k
-	}
-	k := string(key)
-	if c.keys == nil {
-		c.keys = map[string]string{}
-	}
-	if len(c.keys) < 256 {
-		c.keys[k] = k
-	}
-	return k
 }
 
 // projectRaw is the projection on the fast path: only plugins["rag-compat"].data.references
