@@ -9,6 +9,7 @@ import (
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gtc-dev/gtc"
@@ -51,6 +52,20 @@ var itemCodecs = []itemCodec{
 			return e.Item, nil
 		},
 		want: func(it *gtc.Item) { zeroFields(it, func(f *field) bool { return f.readonly }) },
+	},
+	{
+		// The record form (exports): every key of the API form, objects' keys in byte order,
+		// raw values through the caller's canonicalizer (here: compacted as they are).
+		name: "record form, read by key",
+		encode: func(it *gtc.Item) ([]byte, error) {
+			compact := func(dst []byte, raw json.RawMessage) ([]byte, error) { return jsontext.AppendFormat(dst, raw) }
+			return AppendItemRecord(nil, it, compact, nil)
+		},
+		decode: func(b []byte) (*gtc.Item, error) {
+			var it gtc.Item
+			err := jsonv2.Unmarshal(b, &it)
+			return &it, err
+		},
 	},
 	{
 		name:   "stored form",
