@@ -303,7 +303,7 @@ func (c *Curator) applyPatch(it *Item, p *ItemPatch, route SaveRoute, caller Cal
 		u := caller.UserID
 		it.UpdatedBy = &u
 	}
-	it.fillDefaults()
+	it.FillDefaults()
 	return raw, nil
 }
 

@@ -1,13 +1,15 @@
 package gtc
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // DocTypeItem is the docType of every ground-truth item.
@@ -23,87 +25,87 @@ const RAGCompatSlot = "rag-compat"
 // it. Free-form values are kept as raw JSON so numbers round-trip exactly; a RawMessage is
 // never modified in place, so copies may share it.
 type Item struct {
-	ID             string
-	DatasetName    string
-	Bucket         string
-	Status         Status
-	DocType        string
-	SchemaVersion  string
-	ManualTags     []string
-	ComputedTags   []string
-	Comment        string
-	AssignedTo     *string
-	AssignedAt     *time.Time
-	UpdatedAt      time.Time
-	UpdatedBy      *string
-	ReviewedAt     *time.Time
-	ETag           string
-	ScenarioID     string
-	History        []HistoryEntry
-	ContextEntries []ContextEntry
-	TraceIDs       map[string]string // nil is JSON null
-	ToolCalls      []ToolCall
-	ExpectedTools  ExpectedTools
-	Feedback       []FeedbackEntry
-	Metadata       json.RawMessage // a JSON object
-	Plugins        map[string]PluginPayload
-	CreatedBy      *string
-	CreatedAt      *time.Time
-	TracePayload   json.RawMessage // a JSON object
+	ID             string                   `json:"id" gtc:"required,trim"`
+	DatasetName    string                   `json:"datasetName" gtc:"required"`
+	Bucket         string                   `json:"bucket" gtc:"nullable"`
+	Status         Status                   `json:"status" gtc:"nullable,default=draft"`
+	DocType        string                   `json:"docType" gtc:"nullable,default=ground-truth-item"`
+	SchemaVersion  string                   `json:"schemaVersion" gtc:"nullable,default=v2"`
+	ManualTags     []string                 `json:"manualTags"`
+	ComputedTags   []string                 `json:"computedTags" gtc:"readonly,derived=tags"`
+	Comment        string                   `json:"comment" gtc:"nullable"`
+	AssignedTo     *string                  `json:"assignedTo" gtc:"sparse"`
+	AssignedAt     *time.Time               `json:"assignedAt" gtc:"sparse"`
+	UpdatedAt      time.Time                `json:"updatedAt"`
+	UpdatedBy      *string                  `json:"updatedBy" gtc:"sparse"`
+	ReviewedAt     *time.Time               `json:"reviewedAt" gtc:"sparse"`
+	ETag           string                   `json:"_etag" gtc:"api,readonly"`
+	ScenarioID     string                   `json:"scenarioId" gtc:"nullable"`
+	History        []HistoryEntry           `json:"history"`
+	ContextEntries []ContextEntry           `json:"contextEntries"`
+	TraceIDs       map[string]string        `json:"traceIds" gtc:"sparse"` // nil is JSON null
+	ToolCalls      []ToolCall               `json:"toolCalls"`
+	ExpectedTools  ExpectedTools            `json:"expectedTools"`
+	Feedback       []FeedbackEntry          `json:"feedback"`
+	Metadata       json.RawMessage          `json:"metadata" gtc:"object"` // a JSON object
+	Plugins        map[string]PluginPayload `json:"plugins"`
+	CreatedBy      *string                  `json:"createdBy" gtc:"sparse"`
+	CreatedAt      *time.Time               `json:"createdAt" gtc:"sparse"`
+	TracePayload   json.RawMessage          `json:"tracePayload" gtc:"object"` // a JSON object
 }
 
 // HistoryEntry is one conversation turn.
 type HistoryEntry struct {
-	Role             string
-	Msg              string
-	TurnID           *string
-	StepID           *string
-	ExpectedBehavior []string // nil is absent; an empty non-nil slice is kept as []
+	Role             string   `json:"role" gtc:"required,trim,nonblank"`
+	Msg              string   `json:"msg" gtc:"required,trim,nonblank"`
+	TurnID           *string  `json:"turnId" gtc:"omitnil"`
+	StepID           *string  `json:"stepId" gtc:"omitnil"`
+	ExpectedBehavior []string `json:"expectedBehavior" gtc:"omitnil"` // nil is absent; an empty non-nil slice is kept as []
 }
 
 // ContextEntry is one key/value of context given to the agent.
 type ContextEntry struct {
-	Key   string
-	Value json.RawMessage // any JSON value, "null" included
+	Key   string          `json:"key" gtc:"required,trim,nonblank"`
+	Value json.RawMessage `json:"value" gtc:"required"` // any JSON value, "null" included
 }
 
 // ToolCall is one tool call the agent made (ToolCallRecord on the wire).
 type ToolCall struct {
-	ID            string
-	Name          string
-	CallType      string          // "tool" or "subagent"
-	Arguments     json.RawMessage // object, or nil for null
-	Agent         *string
-	StepNumber    *int64
-	ParallelGroup *string
-	ParentCallID  *string
-	Response      json.RawMessage // any JSON, nil for null
+	ID            string          `json:"id" gtc:"nullable"`
+	Name          string          `json:"name" gtc:"required,trim,nonblank"`
+	CallType      string          `json:"callType" gtc:"nullable,default=tool"` // "tool" or "subagent"
+	Arguments     json.RawMessage `json:"arguments" gtc:"object,nullable"`      // object, or nil for null
+	Agent         *string         `json:"agent"`
+	StepNumber    *int64          `json:"stepNumber"`
+	ParallelGroup *string         `json:"parallelGroup"`
+	ParentCallID  *string         `json:"parentCallId"`
+	Response      json.RawMessage `json:"response"` // any JSON, nil for null
 }
 
 // ToolExpectation names a tool the agent should (or need not) call.
 type ToolExpectation struct {
-	Name      string
-	Arguments json.RawMessage // object, string, or nil for null
+	Name      string          `json:"name" gtc:"required,trim,nonblank"`
+	Arguments json.RawMessage `json:"arguments" gtc:"object,orstring,nullable"` // object, string, or nil for null
 }
 
 // ExpectedTools groups tool expectations; a name may appear in one list only.
 type ExpectedTools struct {
-	Required  []ToolExpectation
-	Optional  []ToolExpectation
-	NotNeeded []ToolExpectation
+	Required  []ToolExpectation `json:"required"`
+	Optional  []ToolExpectation `json:"optional"`
+	NotNeeded []ToolExpectation `json:"notNeeded"`
 }
 
 // FeedbackEntry is feedback from one source.
 type FeedbackEntry struct {
-	Source string
-	Values json.RawMessage // a JSON object
+	Source string          `json:"source" gtc:"nullable"`
+	Values json.RawMessage `json:"values" gtc:"object"` // a JSON object
 }
 
 // PluginPayload is the data of one plugin slot.
 type PluginPayload struct {
-	Kind    string
-	Version string
-	Data    json.RawMessage // a JSON object
+	Kind    string          `json:"kind" gtc:"required,nonblank"`
+	Version string          `json:"version" gtc:"nullable,default=1.0"`
+	Data    json.RawMessage `json:"data" gtc:"object"` // a JSON object
 }
 
 var emptyObject = json.RawMessage(`{}`)
@@ -186,7 +188,7 @@ func (it *Item) Clone() *Item {
 	for k, v := range it.Plugins {
 		c.Plugins[k] = v
 	}
-	c.fillDefaults()
+	c.FillDefaults()
 	return &c
 }
 
@@ -198,8 +200,8 @@ func clonePtr[T any](p *T) *T {
 	return &v
 }
 
-// fillDefaults replaces nil lists and objects so the item always encodes with [] and {}.
-func (it *Item) fillDefaults() {
+// FillDefaults replaces nil lists and objects so the item always encodes with [] and {}.
+func (it *Item) FillDefaults() {
 	if it.ManualTags == nil {
 		it.ManualTags = []string{}
 	}
@@ -289,8 +291,7 @@ type Reference struct {
 
 // References reads plugins["rag-compat"].data.references, the only place references live.
 // Entries that are not objects with a non-blank string url are skipped; a data object that
-// is not valid JSON, or a references value that is not an array, has no references. Every
-// write and every plugin run reads them, so this walks the bytes once instead of decoding maps.
+// is not valid JSON, or a references value that is not an array, has no references.
 func References(it *Item) []Reference {
 	p, ok := it.Plugins[RAGCompatSlot]
 	if !ok {
@@ -301,322 +302,67 @@ func References(it *Item) []Reference {
 	return refs
 }
 
+// referenceFields are the members of a stored reference that References reads; each is kept
+// raw, so a value of another type reads as absent instead of failing the whole payload.
+type referenceFields struct {
+	URL          jsontext.Value `json:"url"`
+	Title        jsontext.Value `json:"title"`
+	Content      jsontext.Value `json:"content"`
+	KeyExcerpt   jsontext.Value `json:"keyExcerpt"`
+	Type         jsontext.Value `json:"type"`
+	Bonus        jsontext.Value `json:"bonus"`
+	MessageIndex jsontext.Value `json:"messageIndex"`
+}
+
+// referenceOptions read rag-compat payloads as they were stored: a repeated key counts with
+// its last value, and invalid UTF-8 is kept.
+var referenceOptions = jsonv2.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+
 // walkReferences calls fn for every reference of a rag-compat payload that References keeps,
 // in order, with its index in data.references (skipped entries counted) and its stored
-// bytes (a slice of data). A repeated "references" key counts with its last value; data that
-// is not valid JSON, or a references value that is not an array, has none: fn is then not
-// called at all.
+// bytes. A repeated "references" key counts with its last value; data that is not a valid
+// JSON object, or a references value that is not an array, has none: fn is then not called.
 func walkReferences(data json.RawMessage, fn func(index int, raw json.RawMessage, ref Reference)) {
-	type found struct {
-		index int
-		raw   json.RawMessage
-		ref   Reference
-	}
-	if len(data) == 0 {
+	if len(data) == 0 || jsontext.Value(data).Kind() != '{' {
 		return
 	}
-	r := &storedReader{b: data}
-	if r.peek() != '{' {
+	var payload struct {
+		References jsontext.Value `json:"references"`
+	}
+	if jsonv2.Unmarshal(data, &payload, referenceOptions) != nil || payload.References.Kind() != '[' {
 		return
 	}
-	var refs []found
-	r.object(func(k string) {
-		if k != "references" {
-			r.skip(0)
-			return
+	var entries []jsontext.Value
+	if jsonv2.Unmarshal(payload.References, &entries, referenceOptions) != nil {
+		return
+	}
+	text := func(v jsontext.Value) string {
+		var s string
+		if v.Kind() == '"' && jsonv2.Unmarshal(v, &s, referenceOptions) == nil {
+			return s
 		}
-		refs = refs[:0] // a repeated key counts with its last value
-		if r.peek() != '[' {
-			r.skip(0)
-			refs = nil
-			return
+		return ""
+	}
+	for i, e := range entries {
+		var f referenceFields
+		if e.Kind() != '{' || jsonv2.Unmarshal(e, &f, referenceOptions) != nil {
+			continue
 		}
-		i := -1
-		r.array(func() {
-			i++
-			if r.peek() != '{' {
-				r.skip(0)
-				return
+		ref := Reference{URL: strings.TrimSpace(text(f.URL)), Title: text(f.Title), Content: text(f.Content),
+			KeyExcerpt: text(f.KeyExcerpt), Type: text(f.Type), Bonus: f.Bonus.Kind() == 't'}
+		if f.MessageIndex.Kind() == '0' {
+			if n, err := strconv.ParseInt(string(f.MessageIndex), 10, 64); err == nil {
+				ref.MessageIndex = &n
 			}
-			start := r.i
-			var ref Reference
-			r.object(func(k string) {
-				switch k {
-				case "url":
-					ref.URL = strings.TrimSpace(r.optString())
-				case "title":
-					ref.Title = r.optString()
-				case "content":
-					ref.Content = r.optString()
-				case "keyExcerpt":
-					ref.KeyExcerpt = r.optString()
-				case "type":
-					ref.Type = r.optString()
-				case "bonus":
-					ref.Bonus = r.peek() == 't'
-					r.skip(0)
-				case "messageIndex":
-					ref.MessageIndex = nil
-					if c := r.peek(); c == '-' || c >= '0' && c <= '9' {
-						if n, err := strconv.ParseInt(r.number(), 10, 64); err == nil {
-							ref.MessageIndex = &n
-						}
-					} else {
-						r.skip(0)
-					}
-				default:
-					r.skip(0)
-				}
-			})
-			if r.err == nil && ref.URL != "" {
-				refs = append(refs, found{index: i, raw: data[start:r.i], ref: ref})
-			}
-		})
-	})
-	if r.err != nil {
-		return
-	}
-	if r.ws(); r.i != len(r.b) {
-		return
-	}
-	for _, f := range refs {
-		fn(f.index, f.raw, f.ref)
+		}
+		if ref.URL != "" {
+			fn(i, json.RawMessage(e), ref)
+		}
 	}
 }
 
 // ReferenceCount is the number of references of the item.
 func ReferenceCount(it *Item) int { return len(References(it)) }
-
-// --- JSON encoding -------------------------------------------------------------------------
-
-// encodeMode selects between the API view and the canonical stored document.
-type encodeMode int
-
-const (
-	wireMode   encodeMode = iota // API form: every key, nulls written, tags and _etag, milliseconds
-	storedMode                   // stored form: no tags/_etag, null top-level keys omitted, microseconds
-)
-
-// MarshalJSON encodes the item as the API returns it.
-func (it *Item) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	it.appendJSON(&buf, wireMode)
-	return buf.Bytes(), nil
-}
-
-// AppendAPIJSON appends the API form of the item to buf.
-func (it *Item) AppendAPIJSON(buf *bytes.Buffer) { it.appendJSON(buf, wireMode) }
-
-// CanonicalJSON returns the stored form of the item.
-func (it *Item) CanonicalJSON() []byte {
-	var buf bytes.Buffer
-	it.appendJSON(&buf, storedMode)
-	return buf.Bytes()
-}
-
-type objWriter struct {
-	buf   *bytes.Buffer
-	first bool
-}
-
-func newObj(buf *bytes.Buffer) *objWriter {
-	buf.WriteByte('{')
-	return &objWriter{buf: buf, first: true}
-}
-
-func (o *objWriter) key(k string) {
-	if !o.first {
-		o.buf.WriteByte(',')
-	}
-	o.first = false
-	writeJSONString(o.buf, k)
-	o.buf.WriteByte(':')
-}
-
-func (o *objWriter) str(k, v string) { o.key(k); writeJSONString(o.buf, v) }
-
-func (o *objWriter) strPtr(k string, v *string, omitNull bool) {
-	if v == nil {
-		if !omitNull {
-			o.key(k)
-			o.buf.WriteString("null")
-		}
-		return
-	}
-	o.str(k, *v)
-}
-
-func (o *objWriter) raw(k string, v json.RawMessage, omitNull bool) {
-	if len(v) == 0 || string(v) == "null" {
-		if !omitNull {
-			o.key(k)
-			o.buf.WriteString("null")
-		}
-		return
-	}
-	o.key(k)
-	o.buf.Write(v)
-}
-
-func (o *objWriter) end() { o.buf.WriteByte('}') }
-
-func writeTime(buf *bytes.Buffer, t time.Time, mode encodeMode) {
-	buf.WriteByte('"')
-	if mode == storedMode {
-		buf.WriteString(FormatStoredTime(t))
-	} else {
-		buf.WriteString(FormatAPITime(t))
-	}
-	buf.WriteByte('"')
-}
-
-func (o *objWriter) timePtr(k string, t *time.Time, mode encodeMode) {
-	if t == nil {
-		if mode == wireMode {
-			o.key(k)
-			o.buf.WriteString("null")
-		}
-		return
-	}
-	o.key(k)
-	writeTime(o.buf, *t, mode)
-}
-
-func writeStrings(buf *bytes.Buffer, ss []string) {
-	buf.WriteByte('[')
-	for i, s := range ss {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		writeJSONString(buf, s)
-	}
-	buf.WriteByte(']')
-}
-
-func (it *Item) appendJSON(buf *bytes.Buffer, mode encodeMode) {
-	omit := mode == storedMode
-	o := newObj(buf)
-	o.str("id", it.ID)
-	o.str("datasetName", it.DatasetName)
-	o.str("bucket", it.Bucket)
-	o.str("status", string(orDefault(it.Status, StatusDraft)))
-	o.str("docType", orDefault(it.DocType, DocTypeItem))
-	o.str("schemaVersion", orDefault(it.SchemaVersion, SchemaVersionCurrent))
-	o.key("manualTags")
-	writeStrings(buf, it.ManualTags)
-	o.key("computedTags")
-	writeStrings(buf, it.ComputedTags)
-	if mode == wireMode {
-		o.key("tags")
-		writeStrings(buf, it.Tags())
-	}
-	o.str("comment", it.Comment)
-	o.strPtr("assignedTo", it.AssignedTo, omit)
-	o.timePtr("assignedAt", it.AssignedAt, mode)
-	o.key("updatedAt")
-	writeTime(buf, it.UpdatedAt, mode)
-	o.strPtr("updatedBy", it.UpdatedBy, omit)
-	o.timePtr("reviewedAt", it.ReviewedAt, mode)
-	if mode == wireMode {
-		o.str("_etag", it.ETag)
-	}
-	o.str("scenarioId", it.ScenarioID)
-	o.key("history")
-	buf.WriteByte('[')
-	for i := range it.History {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		it.History[i].appendJSON(buf)
-	}
-	buf.WriteByte(']')
-	o.key("contextEntries")
-	buf.WriteByte('[')
-	for i, ce := range it.ContextEntries {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		c := newObj(buf)
-		c.str("key", ce.Key)
-		c.raw("value", ce.Value, false)
-		c.end()
-	}
-	buf.WriteByte(']')
-	if it.TraceIDs == nil {
-		if !omit {
-			o.key("traceIds")
-			buf.WriteString("null")
-		}
-	} else {
-		o.key("traceIds")
-		keys := make([]string, 0, len(it.TraceIDs))
-		for k := range it.TraceIDs {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		t := newObj(buf)
-		for _, k := range keys {
-			t.str(k, it.TraceIDs[k])
-		}
-		t.end()
-	}
-	o.key("toolCalls")
-	buf.WriteByte('[')
-	for i := range it.ToolCalls {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		it.ToolCalls[i].appendJSON(buf)
-	}
-	buf.WriteByte(']')
-	o.key("expectedTools")
-	et := newObj(buf)
-	et.key("required")
-	writeExpectations(buf, it.ExpectedTools.Required)
-	et.key("optional")
-	writeExpectations(buf, it.ExpectedTools.Optional)
-	et.key("notNeeded")
-	writeExpectations(buf, it.ExpectedTools.NotNeeded)
-	et.end()
-	o.key("feedback")
-	buf.WriteByte('[')
-	for i, f := range it.Feedback {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		fo := newObj(buf)
-		fo.str("source", f.Source)
-		fo.key("values")
-		writeRawObject(buf, f.Values)
-		fo.end()
-	}
-	buf.WriteByte(']')
-	o.key("metadata")
-	writeRawObject(buf, it.Metadata)
-	o.key("plugins")
-	slots := make([]string, 0, len(it.Plugins))
-	for k := range it.Plugins {
-		slots = append(slots, k)
-	}
-	sort.Strings(slots)
-	po := newObj(buf)
-	for _, k := range slots {
-		p := it.Plugins[k]
-		po.key(k)
-		pp := newObj(buf)
-		pp.str("kind", p.Kind)
-		pp.str("version", orDefault(p.Version, "1.0"))
-		pp.key("data")
-		writeRawObject(buf, p.Data)
-		pp.end()
-	}
-	po.end()
-	o.strPtr("createdBy", it.CreatedBy, omit)
-	o.timePtr("createdAt", it.CreatedAt, mode)
-	o.key("tracePayload")
-	writeRawObject(buf, it.TracePayload)
-	o.end()
-}
 
 func orDefault[T comparable](v, def T) T {
 	var zero T
@@ -625,71 +371,3 @@ func orDefault[T comparable](v, def T) T {
 	}
 	return v
 }
-
-func writeRawObject(buf *bytes.Buffer, r json.RawMessage) {
-	if len(r) == 0 || string(r) == "null" {
-		buf.WriteString("{}")
-		return
-	}
-	buf.Write(r)
-}
-
-func writeExpectations(buf *bytes.Buffer, list []ToolExpectation) {
-	buf.WriteByte('[')
-	for i, e := range list {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		o := newObj(buf)
-		o.str("name", e.Name)
-		o.raw("arguments", e.Arguments, false)
-		o.end()
-	}
-	buf.WriteByte(']')
-}
-
-func (h *HistoryEntry) appendJSON(buf *bytes.Buffer) {
-	o := newObj(buf)
-	o.str("role", h.Role)
-	o.str("msg", h.Msg)
-	o.strPtr("turnId", h.TurnID, true)
-	o.strPtr("stepId", h.StepID, true)
-	if h.ExpectedBehavior != nil {
-		o.key("expectedBehavior")
-		writeStrings(buf, h.ExpectedBehavior)
-	}
-	o.end()
-}
-
-// MarshalJSON encodes the history entry; null optional keys are left out.
-func (h HistoryEntry) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	h.appendJSON(&buf)
-	return buf.Bytes(), nil
-}
-
-func (tc *ToolCall) appendJSON(buf *bytes.Buffer) {
-	o := newObj(buf)
-	o.str("id", tc.ID)
-	o.str("name", tc.Name)
-	o.str("callType", orDefault(tc.CallType, "tool"))
-	o.raw("arguments", tc.Arguments, false)
-	o.strPtr("agent", tc.Agent, false)
-	o.key("stepNumber")
-	if tc.StepNumber == nil {
-		buf.WriteString("null")
-	} else {
-		buf.WriteString(strconv.FormatInt(*tc.StepNumber, 10))
-	}
-	o.strPtr("parallelGroup", tc.ParallelGroup, false)
-	o.strPtr("parentCallId", tc.ParentCallID, false)
-	o.raw("response", tc.Response, false)
-	o.end()
-}
-
-// --- stored form decoding ------------------------------------------------------------------
-
-// DecodeStoredItem reads a canonical document written by CanonicalJSON. Missing nullable keys
-// read as null and unknown keys are ignored. The ETag is not part of the document; the store
-// sets it.
-func DecodeStoredItem(doc []byte) (*Item, error) { return decodeStored(doc) }

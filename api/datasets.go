@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 )
 
 func (s *Server) handleDatasets(c echo.Context) error {
@@ -19,7 +20,7 @@ func (s *Server) handleDatasets(c echo.Context) error {
 
 func writeCuration(c echo.Context, status int, d *gtc.CurationInstructions) error {
 	c.Response().Header().Set("ETag", gtc.ETagHeader(d.ETag))
-	return writeRaw(c, status, d.APIJSON())
+	return writeRaw(c, status, codec.CurationAPIJSON(d))
 }
 
 func (s *Server) handleGetCuration(c echo.Context) error {

@@ -27,6 +27,7 @@ import (
 	"github.com/gtc-dev/gtc/api"
 	"github.com/gtc-dev/gtc/api/agent"
 	"github.com/gtc-dev/gtc/api/openapi"
+	"github.com/gtc-dev/gtc/codec"
 	"github.com/gtc-dev/gtc/export"
 	"github.com/gtc-dev/gtc/storage/cosmos"
 	"github.com/gtc-dev/gtc/storage/cosmos/cosmostest"
@@ -335,7 +336,7 @@ func (h *harness) snapshot() []string {
 	var out []string
 	for it, err := range h.store.Items().QueryAll(context.Background(), gtc.Query{Sort: gtc.SortID, Limit: 1000}) {
 		require.NoError(h.t, err)
-		out = append(out, it.ETag+" "+string(it.CanonicalJSON()))
+		out = append(out, it.ETag+" "+string(codec.ItemStoredJSON(it)))
 	}
 	ds, err := h.store.Items().Datasets(context.Background())
 	require.NoError(h.t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 )
 
 // writeJSON answers with compact JSON: UTF-8, no HTML escaping, non-ASCII kept as is.
@@ -43,10 +44,8 @@ func writeRaw(c echo.Context, status int, b []byte) error {
 
 // writeItem answers with one item and its ETag header.
 func writeItem(c echo.Context, status int, it *gtc.Item) error {
-	var buf bytes.Buffer
-	it.AppendAPIJSON(&buf)
 	c.Response().Header().Set("ETag", gtc.ETagHeader(it.ETag))
-	return writeRaw(c, status, buf.Bytes())
+	return writeRaw(c, status, codec.ItemAPIJSON(it))
 }
 
 func appendItems(buf *bytes.Buffer, items []*gtc.Item) {
@@ -55,7 +54,7 @@ func appendItems(buf *bytes.Buffer, items []*gtc.Item) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		it.AppendAPIJSON(buf)
+		buf.Write(codec.AppendItemAPI(buf.AvailableBuffer(), it))
 	}
 	buf.WriteByte(']')
 }
@@ -97,7 +96,7 @@ func (s *Server) streamItems(c echo.Context, seq iter.Seq2[*gtc.Item, error]) er
 		if n > 0 {
 			buf.WriteByte(',')
 		}
-		it.AppendAPIJSON(&buf)
+		buf.Write(codec.AppendItemAPI(buf.AvailableBuffer(), it))
 		n++
 		if buf.Len() >= streamBuffer {
 			if err := send(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 )
 
 // Record is one exported JSON object. Numbers are
@@ -35,7 +36,7 @@ func (r Record) DatasetName() string {
 // the item.
 func BuildRecord(it *gtc.Item, scratch *bytes.Buffer) (Record, error) {
 	scratch.Reset()
-	it.AppendAPIJSON(scratch)
+	scratch.Write(codec.AppendItemAPI(scratch.AvailableBuffer(), it))
 	v, err := DecodeJSON(scratch.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("export: item %s: %w", it.ID, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 )
 
 // This file keeps the reference construction of a fast-path record, which the tests hold
@@ -15,7 +16,7 @@ import (
 // null members dropped, every value canonicalized.
 func buildRaw(it *gtc.Item, scratch *bytes.Buffer, c *canon) (*rawRecord, error) {
 	scratch.Reset()
-	it.AppendAPIJSON(scratch)
+	scratch.Write(codec.AppendItemAPI(scratch.AvailableBuffer(), it))
 	src := scratch.Bytes()
 	c.reset(src)
 	rec := &rawRecord{members: make([]rawMember, 0, 32), arena: make([]byte, 0, len(src)+len(src)/8)}

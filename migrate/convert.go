@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 )
 
 // systemKeys are store system properties and derived index fields. They are never content: the
@@ -1033,7 +1034,7 @@ func (c *converter) current() (Result, error) {
 	if err != nil {
 		return Result{}, docError("the document cannot be encoded as JSON: %v", err)
 	}
-	it, err := gtc.DecodeStoredItem(b)
+	it, err := codec.DecodeStoredItem(b)
 	if err != nil {
 		return Result{}, docError("%v", err)
 	}
@@ -1104,7 +1105,7 @@ func validateItem(obj map[string]any) (*gtc.Item, error) {
 
 // result encodes the item in its stored form and lists what changed.
 func (c *converter) result(it *gtc.Item, kind Kind, moved bool) (Result, error) {
-	body, err := gtc.DecodeRawObject(it.CanonicalJSON())
+	body, err := gtc.DecodeRawObject(codec.ItemStoredJSON(it))
 	if err != nil {
 		return Result{}, fmt.Errorf("migrate: canonical document of %s does not decode: %w", it.Key(), err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 	"github.com/gtc-dev/gtc/migrate"
 	"github.com/gtc-dev/gtc/tagging"
 )
@@ -146,7 +147,7 @@ func TestConvertFixtures(t *testing.T) {
 			assert.Equal(t, pretty(f.want.Body), pretty(res.Body), "stored document")
 			require.NotNil(t, res.Item)
 			var fromItem map[string]any
-			decode(t, res.Item.CanonicalJSON(), &fromItem)
+			decode(t, codec.ItemStoredJSON(res.Item), &fromItem)
 			assert.Equal(t, pretty(res.Body), pretty(fromItem), "Item and Body agree")
 		})
 	}

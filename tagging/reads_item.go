@@ -1,7 +1,6 @@
 package tagging
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 )
 
 // Limits of the get_item text.
@@ -63,9 +63,7 @@ func (r *Reads) GetItem(ctx context.Context, args map[string]any) ToolResult {
 	if err != nil {
 		return r.failure(ctx, tool, "read the item", err)
 	}
-	var buf bytes.Buffer
-	it.AppendAPIJSON(&buf)
-	return ToolResult{Content: rdItemText(it), Data: json.RawMessage(buf.Bytes())}
+	return ToolResult{Content: rdItemText(it), Data: json.RawMessage(codec.ItemAPIJSON(it))}
 }
 
 // rdNotFound answers NOT_FOUND for an item key.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 	"github.com/gtc-dev/gtc/storage/sqlite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -555,8 +556,7 @@ func TestGetItem(t *testing.T) {
 	k := gtc.Key{DatasetName: "customer-feedback", Bucket: gtc.DeriveBucket("customer-feedback", "quiet-harbor"), ID: "quiet-harbor"}
 	stored, err := st.Items().Get(ctx, k)
 	require.NoError(t, err)
-	want, err := stored.MarshalJSON()
-	require.NoError(t, err)
+	want := codec.ItemAPIJSON(stored)
 
 	for _, args := range []map[string]any{
 		{"dataset": k.DatasetName, "id": k.ID},

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 	"github.com/gtc-dev/gtc/storage/observed"
 	"github.com/gtc-dev/gtc/storage/sqlite"
 )
@@ -55,7 +56,7 @@ func viewStore(t *testing.T, path string, datasets []string) backupView {
 		require.NoError(t, err)
 		for _, it := range page.Items {
 			v.Items[it.DatasetName+"/"+it.ID] = backupItem{ETag: it.ETag, Status: it.Status, Manual: it.ManualTags,
-				Computed: it.ComputedTags, Doc: string(it.CanonicalJSON())}
+				Computed: it.ComputedTags, Doc: string(codec.ItemStoredJSON(it))}
 		}
 		if page.Next == "" {
 			break

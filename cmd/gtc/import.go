@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 	"github.com/gtc-dev/gtc/export"
 	"github.com/gtc-dev/gtc/migrate"
 )
@@ -900,7 +901,7 @@ type dryRunItems struct {
 }
 
 func (s *dryRunItems) Create(ctx context.Context, it *gtc.Item) (*gtc.Item, error) {
-	if len(it.CanonicalJSON()) > gtc.MaxItemBytes {
+	if len(codec.ItemStoredJSON(it)) > gtc.MaxItemBytes {
 		return nil, gtc.ErrTooLarge
 	}
 	k := [2]string{it.DatasetName, it.ID}

@@ -9,9 +9,10 @@ import (
 	"strings"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 )
 
-// An item document is the canonical document (gtc.Item.CanonicalJSON) plus "gtcIndex" (the
+// An item document is the canonical document (codec.ItemStoredJSON) plus "gtcIndex" (the
 // derived index fields and the write id). Cosmos DB keeps numbers as IEEE 754 doubles, so a
 // document whose free-form JSON holds a number a double cannot reproduce exactly (a 64-bit
 // integer above 2^53, a long decimal, "1.0") also carries "gtcExact": the canonical document
@@ -40,12 +41,12 @@ func (s *Store) prepareItem(op string, it *gtc.Item) (*preparedItem, error) {
 		it = it.Clone()
 		it.AssignedTo = nil
 	}
-	canonical := it.CanonicalJSON()
+	canonical := codec.ItemStoredJSON(it)
 	if len(canonical) > gtc.MaxItemBytes {
 		return nil, fmt.Errorf("cosmos: %s: %w: canonical document of %s has %d bytes, the limit is %d",
 			op, gtc.ErrTooLarge, it.Key(), len(canonical), gtc.MaxItemBytes)
 	}
-	stored, err := gtc.DecodeStoredItem(canonical)
+	stored, err := codec.DecodeStoredItem(canonical)
 	if err != nil {
 		return nil, fmt.Errorf("cosmos: %s: %w: item %s does not encode to valid JSON: %w", op, gtc.ErrInvalidArgument, it.Key(), err)
 	}
@@ -126,7 +127,7 @@ func decodeItemDoc(doc []byte) (storedDoc, error) {
 	if head.Exact != nil {
 		src = []byte(*head.Exact)
 	}
-	it, err := gtc.DecodeStoredItem(src)
+	it, err := codec.DecodeStoredItem(src)
 	if err != nil {
 		return storedDoc{}, fmt.Errorf("%w: stored document unreadable: %w", gtc.ErrUnavailable, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 )
 
 // ---- curation instructions (in the items container, reference layout) ----
@@ -42,7 +43,7 @@ func (cs *curationStore) Get(ctx context.Context, datasetName string) (*gtc.Cura
 		ETag string `json:"_etag"`
 	}
 	_ = json.Unmarshal(resp.Value, &head)
-	c, err := gtc.DecodeStoredCuration(resp.Value, head.ETag)
+	c, err := codec.DecodeStoredCuration(resp.Value, head.ETag)
 	if err != nil {
 		return nil, fmt.Errorf("cosmos: stored curation document unreadable: %w: %w", gtc.ErrUnavailable, err)
 	}
@@ -57,8 +58,8 @@ func (cs *curationStore) Put(ctx context.Context, c *gtc.CurationInstructions, i
 	if cs.s.closed.Load() {
 		return nil, false, errClosed("put curation")
 	}
-	doc := c.CanonicalJSON()
-	stored, err := gtc.DecodeStoredCuration(doc, "")
+	doc := codec.CurationStoredJSON(c)
+	stored, err := codec.DecodeStoredCuration(doc, "")
 	if err != nil {
 		return nil, false, fmt.Errorf("cosmos: put curation: %w: %w", gtc.ErrInvalidArgument, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 )
 
 // maintenance is the raw access of gtc migrate (gtc.Maintenance): every item document as
@@ -438,7 +439,7 @@ func (s *Store) prepareRaw(op string, body map[string]any) (*preparedItem, map[s
 	if err != nil {
 		return nil, nil, fmt.Errorf("cosmos: %s: %w: the body is not a JSON object", op, gtc.ErrInvalidArgument)
 	}
-	it, err := gtc.DecodeStoredItem(raw)
+	it, err := codec.DecodeStoredItem(raw)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cosmos: %s: %w: the body is not an item document: %w", op, gtc.ErrInvalidArgument, err)
 	}

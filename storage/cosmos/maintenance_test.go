@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 	"github.com/gtc-dev/gtc/storage/cosmos"
 	"github.com/gtc-dev/gtc/storage/cosmos/cosmostest"
 	"github.com/gtc-dev/gtc/storage/storetest"
@@ -109,7 +110,7 @@ func TestBucketsOtherToolsWroteAreServedOnceRegistered(t *testing.T) {
 			assert.Equal(t, 2, page.Total)
 			require.Len(t, page.Items, 2, "the query serves both documents")
 			for i, want := range []*gtc.Item{a, b} {
-				assert.JSONEq(t, string(want.CanonicalJSON()), string(page.Items[i].CanonicalJSON()))
+				assert.JSONEq(t, string(codec.ItemStoredJSON(want)), string(codec.ItemStoredJSON(page.Items[i])))
 			}
 			scan, err := st.Items().Scan(ctx, gtc.ScanSpec{DatasetNames: []string{"loaded"}, Order: gtc.ByDatasetID}, "", 10)
 			require.NoError(t, err)
@@ -183,7 +184,7 @@ func TestNullAndBooleanBucketsAreReadAndMoved(t *testing.T) {
 		assert.Equal(t, d.Body, got.Body)
 
 		conv := converted("odd", d.ID, "Q "+d.ID)
-		moved, err := m.MoveRaw(ctx, d, decoded(t, conv.CanonicalJSON()))
+		moved, err := m.MoveRaw(ctx, d, decoded(t, codec.ItemStoredJSON(conv)))
 		require.NoError(t, err, d.ID)
 		it, err := st.Items().Get(ctx, conv.Key())
 		require.NoError(t, err, "the moved item is served")
@@ -213,7 +214,7 @@ func TestDocumentWithoutBucketIsUnaddressable(t *testing.T) {
 	require.NoError(t, err, "read by its stored key values")
 	assert.Equal(t, d.ETag, got.ETag)
 
-	_, err = m.MoveRaw(ctx, d, decoded(t, converted("odd", "no-bucket", "Where?").CanonicalJSON()))
+	_, err = m.MoveRaw(ctx, d, decoded(t, codec.ItemStoredJSON(converted("odd", "no-bucket", "Where?"))))
 	require.ErrorIs(t, err, gtc.ErrUnaddressable)
 	assert.ErrorIs(t, err, gtc.ErrInvalidArgument)
 	after := scanRaw(t, m, "odd")
@@ -277,7 +278,7 @@ func TestAssignmentRecordFollowsAMove(t *testing.T) {
 	m := st.Maintenance()
 	docs := scanRaw(t, m, "ds")
 	require.Len(t, docs, 1)
-	_, err = m.MoveRaw(ctx, docs[0], decoded(t, conv.CanonicalJSON()))
+	_, err = m.MoveRaw(ctx, docs[0], decoded(t, codec.ItemStoredJSON(conv)))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"sme:" + ann + " ds|" + conv.Bucket + "|a1"}, assignmentRecords(t, env, st))
 }
@@ -300,7 +301,7 @@ func TestRawWritesRefuseNonCanonicalBodies(t *testing.T) {
 		"a time in another spelling":    func(body map[string]any) { body["updatedAt"] = "2025-01-02T03:04:05Z" },
 		"an explicit null":              func(body map[string]any) { body["reviewedAt"] = nil },
 	} {
-		body := decoded(t, conv.CanonicalJSON())
+		body := decoded(t, codec.ItemStoredJSON(conv))
 		edit(body)
 		_, err := m.ReplaceRaw(ctx, docs[0], body)
 		assert.ErrorIs(t, err, gtc.ErrInvalidArgument, name)
@@ -309,7 +310,7 @@ func TestRawWritesRefuseNonCanonicalBodies(t *testing.T) {
 	require.Len(t, after, 1)
 	assert.Equal(t, docs[0].ETag, after[0].ETag, "nothing was written")
 
-	written, err := m.ReplaceRaw(ctx, docs[0], decoded(t, conv.CanonicalJSON()))
+	written, err := m.ReplaceRaw(ctx, docs[0], decoded(t, codec.ItemStoredJSON(conv)))
 	require.NoError(t, err, "the canonical document is written")
 	it, err := st.Items().Get(ctx, conv.Key())
 	require.NoError(t, err)

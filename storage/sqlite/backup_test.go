@@ -13,6 +13,7 @@ import (
 	"time"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -60,7 +61,7 @@ func allItems(t *testing.T, s gtc.Store) map[gtc.Key]itemVersion {
 		page, err := s.Items().Scan(t.Context(), gtc.ScanSpec{}, cursor, 500)
 		require.NoError(t, err)
 		for _, it := range page.Items {
-			out[it.Key()] = itemVersion{etag: it.ETag, doc: string(it.CanonicalJSON())}
+			out[it.Key()] = itemVersion{etag: it.ETag, doc: string(codec.ItemStoredJSON(it))}
 		}
 		if page.Next == "" {
 			return out
@@ -169,7 +170,7 @@ func TestBackupWhileWriting(t *testing.T) {
 		if versions[it.Key()] == nil {
 			versions[it.Key()] = map[string]string{}
 		}
-		versions[it.Key()][it.ETag] = string(it.CanonicalJSON())
+		versions[it.Key()][it.ETag] = string(codec.ItemStoredJSON(it))
 	}
 	for k, v := range before {
 		versions[k] = map[string]string{v.etag: v.doc}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 )
 
 // curationStore implements gtc.CurationStore.
@@ -16,10 +17,10 @@ type curationStore struct {
 
 var _ gtc.CurationStore = (*curationStore)(nil)
 
-func encodeCuration(c *gtc.CurationInstructions) string { return string(c.CanonicalJSON()) }
+func encodeCuration(c *gtc.CurationInstructions) string { return string(codec.CurationStoredJSON(c)) }
 
 func decodeCuration(doc []byte, etag string) (*gtc.CurationInstructions, error) {
-	c, err := gtc.DecodeStoredCuration(doc, etag)
+	c, err := codec.DecodeStoredCuration(doc, etag)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: stored curation document unreadable: %w: %w", gtc.ErrUnavailable, err)
 	}

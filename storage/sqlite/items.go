@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 )
 
 // itemStore implements gtc.ItemStore.
@@ -45,14 +46,14 @@ func (s *Store) prepareItem(op string, it *gtc.Item) (*preparedItem, error) {
 		it = it.Clone()
 		it.AssignedTo = nil
 	}
-	doc := it.CanonicalJSON()
+	doc := codec.ItemStoredJSON(it)
 	if len(doc) > gtc.MaxItemBytes {
 		return nil, fmt.Errorf("sqlite: %s: %w: canonical document of %s has %d bytes, the limit is %d",
 			op, gtc.ErrTooLarge, it.Key(), len(doc), gtc.MaxItemBytes)
 	}
 	// Decoding the document both validates the raw JSON parts and gives the caller the item
 	// exactly as a later Get returns it (UTC times in microseconds, defaults filled).
-	stored, err := gtc.DecodeStoredItem(doc)
+	stored, err := codec.DecodeStoredItem(doc)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w: item %s does not encode to valid JSON: %w", op, gtc.ErrInvalidArgument, it.Key(), err)
 	}
@@ -95,7 +96,7 @@ func (is *itemStore) Get(ctx context.Context, k gtc.Key) (*gtc.Item, error) {
 }
 
 func decodeItem(doc []byte, etag string) (*gtc.Item, error) {
-	it, err := gtc.DecodeStoredItem(doc)
+	it, err := codec.DecodeStoredItem(doc)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: stored document unreadable: %w: %w", gtc.ErrUnavailable, err)
 	}

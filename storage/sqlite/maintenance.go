@@ -13,6 +13,7 @@ import (
 	"time"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 )
 
 // maintenance implements gtc.Maintenance over two tables: items, and raw_items, which holds
@@ -428,7 +429,7 @@ func (s *Store) prepareBody(op string, body map[string]any) (*preparedItem, erro
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w: %w", op, gtc.ErrInvalidArgument, err)
 	}
-	it, err := gtc.DecodeStoredItem(raw)
+	it, err := codec.DecodeStoredItem(raw)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w: body is not a stored item document: %w", op, gtc.ErrInvalidArgument, err)
 	}

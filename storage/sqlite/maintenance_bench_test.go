@@ -13,6 +13,7 @@ import (
 	"time"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 	"github.com/stretchr/testify/require"
 )
 
@@ -178,7 +179,7 @@ func benchConvert(d gtc.RawDoc) map[string]any {
 		data, _ := json.Marshal(map[string]any{"references": refs})
 		it.Plugins[gtc.RAGCompatSlot] = gtc.PluginPayload{Kind: gtc.RAGCompatSlot, Version: "1.0", Data: data}
 	}
-	dec := json.NewDecoder(bytes.NewReader(it.CanonicalJSON()))
+	dec := json.NewDecoder(bytes.NewReader(codec.ItemStoredJSON(it)))
 	dec.UseNumber()
 	var body map[string]any
 	if err := dec.Decode(&body); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -104,13 +105,13 @@ func jsonTree(t *testing.T, doc []byte) any {
 func (s *suite) createGetRoundTrip(t *testing.T) {
 	st := s.open(t)
 	in := s.richItem("données", "rich-ü-1")
-	want := jsonTree(t, in.CanonicalJSON())
+	want := jsonTree(t, codec.ItemStoredJSON(in))
 
 	created := create(t, st, in.Clone())
-	assert.Equal(t, want, jsonTree(t, created.CanonicalJSON()), "Create must return the stored document")
+	assert.Equal(t, want, jsonTree(t, codec.ItemStoredJSON(created)), "Create must return the stored document")
 
 	got := get(t, st, in.Key())
-	assert.Equal(t, want, jsonTree(t, got.CanonicalJSON()), "Get must return the canonical document exactly")
+	assert.Equal(t, want, jsonTree(t, codec.ItemStoredJSON(got)), "Get must return the canonical document exactly")
 	assert.Equal(t, created.ETag, got.ETag)
 	assert.Equal(t, in.Tags(), got.Tags())
 }
@@ -264,7 +265,7 @@ func (s *suite) replace(t *testing.T) {
 
 	got := get(t, st, cur.Key())
 	assert.Equal(t, out.ETag, got.ETag)
-	assert.Equal(t, jsonTree(t, next.CanonicalJSON()), jsonTree(t, got.CanonicalJSON()), "the stored content is next")
+	assert.Equal(t, jsonTree(t, codec.ItemStoredJSON(next)), jsonTree(t, codec.ItemStoredJSON(got)), "the stored content is next")
 
 	same, err := st.Items().Replace(ctxT(t), got, got.Clone())
 	require.NoError(t, err)
@@ -493,10 +494,10 @@ func (s *suite) invalidBucket(t *testing.T) {
 func (s *suite) sized(t *testing.T, ds, id string, n int) *gtc.Item {
 	t.Helper()
 	it := s.item(ds, id)
-	base := len(it.CanonicalJSON())
+	base := len(codec.ItemStoredJSON(it))
 	require.Less(t, base, n)
 	it.Comment = strings.Repeat("x", n-base)
-	require.Len(t, it.CanonicalJSON(), n)
+	require.Len(t, codec.ItemStoredJSON(it), n)
 	return it
 }
 
@@ -505,7 +506,7 @@ func (s *suite) sized(t *testing.T, ds, id string, n int) *gtc.Item {
 func (s *suite) sizeLimit(t *testing.T) {
 	st := s.open(t)
 	big := create(t, st, s.sized(t, "ds", "at-limit", gtc.MaxItemBytes))
-	assert.Len(t, get(t, st, big.Key()).CanonicalJSON(), gtc.MaxItemBytes)
+	assert.Len(t, codec.ItemStoredJSON(get(t, st, big.Key())), gtc.MaxItemBytes)
 
 	_, err := st.Items().Create(ctxT(t), s.sized(t, "ds", "over-limit", gtc.MaxItemBytes+1))
 	require.ErrorIs(t, err, gtc.ErrTooLarge)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -76,7 +77,7 @@ func rawByID(docs []gtc.RawDoc) map[string]gtc.RawDoc {
 // bodyOf is the canonical document of it as ReplaceRaw and MoveRaw take it.
 func bodyOf(t *testing.T, it *gtc.Item) map[string]any {
 	t.Helper()
-	body, err := gtc.DecodeRawObject(it.CanonicalJSON())
+	body, err := gtc.DecodeRawObject(codec.ItemStoredJSON(it))
 	require.NoError(t, err)
 	return body
 }

@@ -1,14 +1,14 @@
-package gtc
+package codec
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gtc-dev/gtc"
 )
 
 // decodeStoredReflect is the encoding/json reading of a stored document, kept as the
@@ -17,7 +17,7 @@ type storedItem struct {
 	ID             string                  `json:"id"`
 	DatasetName    string                  `json:"datasetName"`
 	Bucket         string                  `json:"bucket"`
-	Status         Status                  `json:"status"`
+	Status         gtc.Status              `json:"status"`
 	DocType        string                  `json:"docType"`
 	SchemaVersion  string                  `json:"schemaVersion"`
 	ManualTags     []string                `json:"manualTags"`
@@ -89,12 +89,12 @@ type storedPlugin struct {
 	Data    json.RawMessage `json:"data"`
 }
 
-func decodeStoredReflect(doc []byte) (*Item, error) {
+func decodeStoredReflect(doc []byte) (*gtc.Item, error) {
 	var s storedItem
 	if err := json.Unmarshal(doc, &s); err != nil {
 		return nil, err
 	}
-	it := &Item{
+	it := &gtc.Item{
 		ID: s.ID, DatasetName: s.DatasetName, Bucket: s.Bucket, Status: s.Status,
 		DocType: s.DocType, SchemaVersion: s.SchemaVersion,
 		ManualTags: s.ManualTags, ComputedTags: s.ComputedTags, Comment: s.Comment,
@@ -103,9 +103,9 @@ func decodeStoredReflect(doc []byte) (*Item, error) {
 		TraceIDs: s.TraceIDs, Metadata: s.Metadata, CreatedBy: s.CreatedBy,
 		CreatedAt: utcPtr(s.CreatedAt), TracePayload: s.TracePayload,
 	}
-	it.History = make([]HistoryEntry, len(s.History))
+	it.History = make([]gtc.HistoryEntry, len(s.History))
 	for i, h := range s.History {
-		e := HistoryEntry{Role: h.Role, Msg: h.Msg, TurnID: h.TurnID, StepID: h.StepID}
+		e := gtc.HistoryEntry{Role: h.Role, Msg: h.Msg, TurnID: h.TurnID, StepID: h.StepID}
 		if h.ExpectedBehavior != nil {
 			e.ExpectedBehavior = *h.ExpectedBehavior
 			if e.ExpectedBehavior == nil {
@@ -114,43 +114,43 @@ func decodeStoredReflect(doc []byte) (*Item, error) {
 		}
 		it.History[i] = e
 	}
-	it.ContextEntries = make([]ContextEntry, len(s.ContextEntries))
+	it.ContextEntries = make([]gtc.ContextEntry, len(s.ContextEntries))
 	for i, c := range s.ContextEntries {
 		v := c.Value
 		if len(v) == 0 {
 			v = json.RawMessage("null")
 		}
-		it.ContextEntries[i] = ContextEntry{Key: c.Key, Value: v}
+		it.ContextEntries[i] = gtc.ContextEntry{Key: c.Key, Value: v}
 	}
-	it.ToolCalls = make([]ToolCall, len(s.ToolCalls))
+	it.ToolCalls = make([]gtc.ToolCall, len(s.ToolCalls))
 	for i, t := range s.ToolCalls {
-		it.ToolCalls[i] = ToolCall{
+		it.ToolCalls[i] = gtc.ToolCall{
 			ID: t.ID, Name: t.Name, CallType: t.CallType, Arguments: nullRaw(t.Arguments),
 			Agent: t.Agent, StepNumber: t.StepNumber, ParallelGroup: t.ParallelGroup,
 			ParentCallID: t.ParentCallID, Response: nullRaw(t.Response),
 		}
 	}
-	conv := func(in []storedExpectation) []ToolExpectation {
-		out := make([]ToolExpectation, len(in))
+	conv := func(in []storedExpectation) []gtc.ToolExpectation {
+		out := make([]gtc.ToolExpectation, len(in))
 		for i, e := range in {
-			out[i] = ToolExpectation{Name: e.Name, Arguments: nullRaw(e.Arguments)}
+			out[i] = gtc.ToolExpectation{Name: e.Name, Arguments: nullRaw(e.Arguments)}
 		}
 		return out
 	}
-	it.ExpectedTools = ExpectedTools{
+	it.ExpectedTools = gtc.ExpectedTools{
 		Required:  conv(s.ExpectedTools.Required),
 		Optional:  conv(s.ExpectedTools.Optional),
 		NotNeeded: conv(s.ExpectedTools.NotNeeded),
 	}
-	it.Feedback = make([]FeedbackEntry, len(s.Feedback))
+	it.Feedback = make([]gtc.FeedbackEntry, len(s.Feedback))
 	for i, f := range s.Feedback {
-		it.Feedback[i] = FeedbackEntry(f)
+		it.Feedback[i] = gtc.FeedbackEntry(f)
 	}
-	it.Plugins = make(map[string]PluginPayload, len(s.Plugins))
+	it.Plugins = make(map[string]gtc.PluginPayload, len(s.Plugins))
 	for k, p := range s.Plugins {
-		it.Plugins[k] = PluginPayload(p)
+		it.Plugins[k] = gtc.PluginPayload(p)
 	}
-	it.fillDefaults()
+	it.FillDefaults()
 	return it, nil
 }
 
@@ -176,20 +176,20 @@ func FuzzStoredReader(f *testing.F) {
 	f.Add([]byte(`[{"id":"a","datasetName":"d","toolCalls":[{"name":"t","stepNumber":7,"response":[1,{"x":null}]}],"traceIds":{"a":"b"}}]`))
 	f.Add([]byte(`{"id":"x","updatedAt":"2025-01-02T10:00:00+01:00","unknown":{"a":[1,2]},"plugins":null}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if entries, err := DecodeImport(data); err == nil {
+		if entries, err := gtc.DecodeImport(data); err == nil {
 			for _, e := range entries {
-				doc := e.Item.CanonicalJSON()
-				a, err1 := decodeStored(doc)
+				doc := ItemStoredJSON(e.Item)
+				a, err1 := DecodeStoredItem(doc)
 				b, err2 := decodeStoredReflect(doc)
 				require.NoError(t, err1)
 				require.NoError(t, err2)
-				require.Equal(t, string(b.CanonicalJSON()), string(a.CanonicalJSON()))
+				require.Equal(t, string(ItemStoredJSON(b)), string(ItemStoredJSON(a)))
 			}
 			return
 		}
 		// Arbitrary bytes must not make the reader panic. (encoding/json is no reference
 		// here: it matches keys case-insensitively, the stored form does not.)
-		_, _ = decodeStored(data)
+		_, _ = DecodeStoredItem(data)
 	})
 }
 
@@ -206,76 +206,14 @@ func TestStoredReaderMatchesReference(t *testing.T) {
 		` { "id" : "c" , "datasetName" : "\u0064" , "updatedAt" : "2025-01-02T10:00:00.5Z" , "traceIds" : null } `,
 	}
 	for _, d := range docs {
-		a, err := decodeStored([]byte(d))
+		a, err := DecodeStoredItem([]byte(d))
 		require.NoError(t, err, d)
 		b, err := decodeStoredReflect([]byte(d))
 		require.NoError(t, err, d)
-		assert.Equal(t, string(b.CanonicalJSON()), string(a.CanonicalJSON()))
+		assert.Equal(t, string(ItemStoredJSON(b)), string(ItemStoredJSON(a)))
 	}
 	for _, bad := range []string{`{"id":`, `{"id":"a"} x`, `{"metadata":{"a":}}`, `[1]`, `{"updatedAt":"yesterday"}`, `{"history":[{"role":"u","msg":"\x01"}]}`} {
-		_, err := decodeStored([]byte(bad))
+		_, err := DecodeStoredItem([]byte(bad))
 		assert.Error(t, err, bad)
 	}
-}
-
-// referencesReflect is the encoding/json reading of the references, kept as the reference the
-// single-pass reader is compared with.
-func referencesReflect(it *Item) []Reference {
-	p, ok := it.Plugins[RAGCompatSlot]
-	if !ok || len(p.Data) == 0 {
-		return nil
-	}
-	var data map[string]json.RawMessage
-	if json.Unmarshal(p.Data, &data) != nil {
-		return nil
-	}
-	var entries []json.RawMessage
-	if json.Unmarshal(data["references"], &entries) != nil {
-		return nil
-	}
-	str := func(r json.RawMessage) string {
-		var s string
-		_ = json.Unmarshal(r, &s)
-		return s
-	}
-	var out []Reference
-	for _, e := range entries {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(e, &m) != nil || m == nil {
-			continue
-		}
-		var u string
-		if json.Unmarshal(m["url"], &u) != nil || strings.TrimSpace(u) == "" {
-			continue
-		}
-		ref := Reference{URL: strings.TrimSpace(u), Title: str(m["title"]), Content: str(m["content"]),
-			KeyExcerpt: str(m["keyExcerpt"]), Type: str(m["type"])}
-		_ = json.Unmarshal(m["bonus"], &ref.Bonus)
-		var mi int64
-		if v, ok := m["messageIndex"]; ok && string(v) != "null" && json.Unmarshal(v, &mi) == nil {
-			ref.MessageIndex = &mi
-		}
-		out = append(out, ref)
-	}
-	return out
-}
-
-func FuzzReferences(f *testing.F) {
-	for _, s := range []string{`{"references":[{"url":" https://a/x ","title":"T","bonus":true,"messageIndex":3}]}`,
-		`{"references":[null,1,{"url":""},{"url":5},{"url":"u","url":"v"}],"references":[{"url":"w","content":"c\u00e9"}]}`,
-		`{"references":{}}`, `[]`, `{"references":[{"url":"a","messageIndex":1.5,"keyExcerpt":null,"type":7}]}`, `{"x":1} y`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if !utf8.Valid(data) {
-			return // the import decoder refuses invalid UTF-8 before anything is stored
-		}
-		it := NewItem("d", "i")
-		it.Plugins[RAGCompatSlot] = PluginPayload{Kind: RAGCompatSlot, Data: data}
-		got, want := References(it), referencesReflect(it)
-		if len(got) == 0 && len(want) == 0 {
-			return
-		}
-		require.Equal(t, want, got, "%q", data)
-	})
 }
