@@ -121,10 +121,16 @@ func writePage(c echo.Context, body []byte, cache string) error {
 
 // frontDoorCounts are the live figures of the front door.
 type frontDoorCounts struct {
-	Datasets                        int
-	Names                           []string // the first maxFrontDoorNames dataset names
-	More                            int      // datasets beyond Names
-	Draft, Approved, Deleted, Total int
+	Datasets int
+	Names    []string // the first maxFrontDoorNames dataset names
+	More     int      // datasets beyond Names
+	ByStatus []statusCount
+	Total    int
+}
+
+type statusCount struct {
+	Status gtc.Status
+	N      int
 }
 
 // maxFrontDoorNames caps the dataset names the front door lists.
@@ -154,9 +160,11 @@ func (s *Server) serveFrontDoor(c echo.Context) error {
 	if err != nil {
 		s.log.WarnContext(ctx, "front door: counts unavailable", "request_id", requestID(c), "err", err)
 	} else {
-		n := &frontDoorCounts{Datasets: len(names), Draft: stats[gtc.StatusDraft], Approved: stats[gtc.StatusApproved],
-			Deleted: stats[gtc.StatusDeleted]}
-		n.Total = n.Draft + n.Approved + n.Deleted
+		n := &frontDoorCounts{Datasets: len(names)}
+		for _, st := range gtc.Statuses {
+			n.ByStatus = append(n.ByStatus, statusCount{st, stats[st]})
+			n.Total += stats[st]
+		}
 		n.Names = names[:min(len(names), maxFrontDoorNames)]
 		n.More = len(names) - len(n.Names)
 		view.Counts = n

@@ -22,11 +22,12 @@ import (
 	"github.com/gtc-dev/gtc/api/openapi"
 )
 
-// seedStatuses stores, per dataset, the given numbers of draft, approved and deleted items.
-func (h *harness) seedStatuses(counts map[string][3]int) {
+// seedStatuses stores, per dataset, the given numbers of draft, approved, skipped and
+// deleted items.
+func (h *harness) seedStatuses(counts map[string][4]int) {
 	h.t.Helper()
 	for ds, n := range counts {
-		for s, status := range []gtc.Status{gtc.StatusDraft, gtc.StatusApproved, gtc.StatusDeleted} {
+		for s, status := range []gtc.Status{gtc.StatusDraft, gtc.StatusApproved, gtc.StatusSkipped, gtc.StatusDeleted} {
 			for i := range n[s] {
 				it := gtc.NewItem(ds, fmt.Sprintf("%s-%d", status, i))
 				it.Bucket = "6f1c3d2e-0000-4000-8000-000000000001"
@@ -134,7 +135,7 @@ func requirePageHeaders(t *testing.T, res *response, what string) {
 
 func TestFrontDoorWithoutFrontend(t *testing.T) {
 	h := newHarness(t)
-	h.seedStatuses(map[string][3]int{"support": {3, 2, 1}, "billing": {1, 4, 0}, "<b>bold</b> & co": {0, 0, 2}})
+	h.seedStatuses(map[string][4]int{"support": {3, 2, 1, 1}, "billing": {1, 4, 0, 0}, "<b>bold</b> & co": {0, 0, 0, 2}})
 
 	res := h.do(req{Method: http.MethodGet, Path: "/", NoCheck: true})
 	requirePageHeaders(t, res, "/")
@@ -147,12 +148,14 @@ func TestFrontDoorWithoutFrontend(t *testing.T) {
 	assert.Equal(t, 3, p.count("count-datasets"))
 	assert.Equal(t, 4, p.count("count-draft"))
 	assert.Equal(t, 6, p.count("count-approved"))
+	assert.Equal(t, 1, p.count("count-skipped"))
 	assert.Equal(t, 3, p.count("count-deleted"))
-	assert.Equal(t, 13, p.count("count-total"))
+	assert.Equal(t, 14, p.count("count-total"))
 	// The stats route and the dataset list say the same.
 	stats := h.get("/v1/ground-truths/stats").Object(t)
 	assert.Equal(t, json.Number(strconv.Itoa(p.count("count-approved"))), stats["approved"])
 	assert.Equal(t, json.Number(strconv.Itoa(p.count("count-draft"))), stats["draft"])
+	assert.Equal(t, json.Number(strconv.Itoa(p.count("count-deleted"))), stats["deleted"])
 	assert.Len(t, h.get("/v1/datasets").Array(t), p.count("count-datasets"))
 
 	// A dataset name is shown as text, never as markup.
