@@ -13,7 +13,7 @@ export GTC_DATA_DIR ?= ./data
 ## run: build, load a small demo set into an empty embedded store, and serve on :8000
 run: build
 	@$(BIN) seed --items 200 --datasets 3 --if-empty
-	@echo "Starting gtc: the API is at http://localhost:$${GTC_PORT:-8000}/v1 (Ctrl-C stops it)"
+	@echo "Starting gtc: open http://localhost:$${GTC_PORT:-8000}/ (the API is at http://localhost:$${GTC_PORT:-8000}/v1; Ctrl-C stops it)"
 	@$(BIN) serve
 
 ## build: compile the gtc binary into bin/

@@ -36,6 +36,8 @@ var permissions = []Permission{
 	{"route", "GET /readyz", gtc.RoleNone, "no principal needed"},
 	{"route", "GET /metrics", gtc.RoleViewer, ""},
 	{"route", StaticFilesRoute, gtc.RoleNone, "the curator frontend's files (`GTC_FRONTEND_DIR`); a signed-in principal"},
+	{"route", FrontDoorPage, gtc.RoleViewer, "gtc's home page with the live counts; the frontend's index instead when `GTC_FRONTEND_DIR` is set"},
+	{"route", DocsPage, gtc.RoleViewer, "the API reference, an HTML page"},
 
 	{"route", "GET /v1/openapi.json", gtc.RoleViewer, ""},
 	{"route", "GET /v1/schemas", gtc.RoleViewer, ""},
