@@ -1,4 +1,4 @@
-package tagging
+package agenttools
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/storage/sqlite"
+	"github.com/gtc-dev/gtc/tagging"
 )
 
 // memAudit is an in-memory audit log with the contract of gtc.AgentOperationStore; the
@@ -189,7 +190,7 @@ type bulkEnv struct {
 	t       *testing.T
 	store   *sqlite.Store
 	cur     *gtc.Curator
-	pipe    *Pipeline
+	pipe    *tagging.Pipeline
 	clock   *gtc.FakeClock
 	audit   *memAudit
 	saver   *spySaver
@@ -208,9 +209,9 @@ func newBulkEnv(t *testing.T, opts BulkOptions) *bulkEnv {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	reg := defaultRegistry(t)
-	vals, err := NewValidators([]string{"exclusive_group"}, defaultGroups(t).Schema())
+	vals, err := tagging.NewValidators([]string{"exclusive_group"}, defaultGroups(t).Schema())
 	require.NoError(t, err)
-	pipe := NewPipeline(reg, vals, nil)
+	pipe := tagging.NewPipeline(reg, vals, nil)
 	clock := gtc.NewFakeClock(time.Date(2025, 11, 21, 10, 0, 0, 0, time.UTC))
 	cur := gtc.NewCurator(gtc.CuratorDeps{Store: st, Tagger: pipe, Clock: clock})
 	e := &bulkEnv{t: t, store: st, cur: cur, pipe: pipe, clock: clock, audit: newMemAudit(), known: []string{"topic:install", "source:sa", "source:sme"}}

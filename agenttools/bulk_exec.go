@@ -1,4 +1,4 @@
-package tagging
+package agenttools
 
 import (
 	"context"

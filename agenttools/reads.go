@@ -1,4 +1,4 @@
-package tagging
+package agenttools
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/tagging"
 )
 
 // ReadsDeps are what the read tools need.
@@ -15,7 +16,7 @@ type ReadsDeps struct {
 	Store gtc.Store
 	// Registry tells computed tags from manual ones (its static keys and dynamic prefixes);
 	// nil means the built-in plugins.
-	Registry *Registry
+	Registry *tagging.Registry
 	// Known returns the tag vocabulary (in production (*Vocabulary).KnownTags); nil is an
 	// empty vocabulary.
 	Known func(ctx context.Context) ([]string, error)
@@ -33,7 +34,7 @@ type ReadsDeps struct {
 // concurrent use.
 type Reads struct {
 	store   gtc.Store
-	reg     *Registry
+	reg     *tagging.Registry
 	known   func(ctx context.Context) ([]string, error)
 	timeout time.Duration
 	log     *slog.Logger
@@ -43,7 +44,7 @@ type Reads struct {
 func NewReads(d ReadsDeps) *Reads {
 	r := &Reads{store: d.Store, reg: d.Registry, known: d.Known, timeout: d.Timeout, log: d.Logger}
 	if r.reg == nil {
-		if reg, err := NewDefaultRegistry(); err == nil {
+		if reg, err := tagging.NewDefaultRegistry(); err == nil {
 			r.reg = reg
 		}
 	}
@@ -51,7 +52,7 @@ func NewReads(d ReadsDeps) *Reads {
 		r.known = func(context.Context) ([]string, error) { return nil, nil }
 	}
 	if r.log == nil {
-		r.log = discardLogger()
+		r.log = slog.New(slog.DiscardHandler)
 	}
 	return r
 }

@@ -1,4 +1,4 @@
-package tagging
+package agenttools
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/tagging"
 )
 
 // The tools' argument readers. The transport hands over validated, trimmed, typed values
@@ -75,10 +76,10 @@ func conversationContains(it *gtc.Item, kw string) bool {
 func filterTags(args map[string]any, k string) ([]string, *ToolResult) {
 	var out []string
 	for i, raw := range argStrings(args, k) {
-		tag, err := normalizeFilterTag(raw)
+		tag, err := tagging.NormalizeFilterTag(raw)
 		if err != nil {
 			msg := err.Error()
-			var ite *InvalidTagError
+			var ite *tagging.InvalidTagError
 			if !errors.As(err, &ite) {
 				msg = fmt.Sprintf("Invalid tag format (expected group:value): '%s'", raw)
 			}
@@ -91,17 +92,6 @@ func filterTags(args map[string]any, k string) ([]string, *ToolResult) {
 		}
 	}
 	return out, nil
-}
-
-// normalizeFilterTag normalizes one filter tag; "dataset:<name>" keeps the name as given
-// (trimmed), since computed dataset tags carry the dataset name byte for byte.
-func normalizeFilterTag(raw string) (string, error) {
-	if g, v, ok := strings.Cut(raw, ":"); ok && strings.EqualFold(strings.TrimSpace(g), "dataset") {
-		if v = strings.TrimSpace(v); v != "" && !hasForbiddenChar(v) {
-			return "dataset:" + v, nil
-		}
-	}
-	return Normalize(raw)
 }
 
 // maxKnownDatasets is how many names an UNKNOWN_DATASET answer lists.

@@ -1,4 +1,4 @@
-package agent
+package agenttools
 
 import (
 	"bytes"
@@ -13,16 +13,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
-
-	"github.com/gtc-dev/gtc/tagging"
 )
 
-// checker checks the input of one tool. The JSON Schema validator
+// Checker checks the input of one tool against its argument schema. The JSON Schema validator
 // decides pass or fail; the walker over the same parsed schema words the answer, naming
 // every bad field and what it allows, which the validator's first-error messages do not.
 // The walker also checks what the validator leaves as annotation (format "uuid"), and the
 // per-operation field rules of manage_tags that a flat schema cannot say.
-type checker struct {
+type Checker struct {
 	schema   *jsonschema.Schema
 	resolved *jsonschema.Resolved
 	order    []string // property names in the schema's order
@@ -36,7 +34,10 @@ type problem struct {
 	unknown    bool
 }
 
-func newChecker(name, raw string) (*checker, error) {
+// NewChecker parses the argument schema of d. The schema's top level must be an object with
+// additionalProperties and no combinators.
+func NewChecker(d Definition) (*Checker, error) {
+	name, raw := d.Name, d.Schema
 	var s jsonschema.Schema
 	if err := json.Unmarshal([]byte(raw), &s); err != nil {
 		return nil, err
@@ -52,7 +53,7 @@ func newChecker(name, raw string) (*checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &checker{schema: &s, resolved: rs, order: order, patterns: map[string]*regexp.Regexp{}}
+	c := &Checker{schema: &s, resolved: rs, order: order, patterns: map[string]*regexp.Regexp{}}
 	for _, ps := range s.Properties {
 		for _, p := range []*jsonschema.Schema{ps, ps.Items} {
 			if p != nil && p.Pattern != "" {
@@ -93,9 +94,9 @@ func propertyOrder(raw string) ([]string, error) {
 	return out, nil
 }
 
-// check trims the strings of in, checks it, and returns the handler's arguments with the
+// Check trims the strings of in, checks it, and returns the handler's arguments with the
 // defaults applied, or the INVALID_INPUT envelope.
-func (c *checker) check(in map[string]any) (map[string]any, *tagging.ToolResult) {
+func (c *Checker) Check(in map[string]any) (map[string]any, *ToolResult) {
 	v := trimStrings(in).(map[string]any)
 	probs := c.walk(v)
 	if c.rules != nil {
@@ -122,24 +123,24 @@ func (c *checker) check(in map[string]any) (map[string]any, *tagging.ToolResult)
 }
 
 // failure builds the INVALID_INPUT envelope: one text naming every problem, and the fields.
-func failure(probs []problem) tagging.ToolResult {
+func failure(probs []problem) ToolResult {
 	parts := make([]string, len(probs))
-	fields := make([]tagging.FieldProblem, len(probs))
+	fields := make([]FieldProblem, len(probs))
 	for i, p := range probs {
 		if p.unknown {
 			parts[i] = "unknown field '" + p.field + "' " + strings.TrimPrefix(p.msg, "unknown field ")
 		} else {
 			parts[i] = p.field + " " + p.msg
 		}
-		fields[i] = tagging.FieldProblem{Field: p.field, Message: p.msg}
+		fields[i] = FieldProblem{Field: p.field, Message: p.msg}
 	}
-	return tagging.ToolFailure(tagging.CodeInvalidInput, "Invalid input: "+strings.Join(parts, "; ")+".",
+	return ToolFailure(CodeInvalidInput, "Invalid input: "+strings.Join(parts, "; ")+".",
 		map[string]any{"fields": fields})
 }
 
 // walk finds every problem of v: its properties in schema order (a missing required one at
 // its place), then the unknown keys by name.
-func (c *checker) walk(v map[string]any) []problem {
+func (c *Checker) walk(v map[string]any) []problem {
 	var probs []problem
 	for _, name := range c.order {
 		ps := c.schema.Properties[name]
@@ -173,7 +174,7 @@ func (c *checker) walk(v map[string]any) []problem {
 
 // valueProblems checks one value against its property schema: the type first (nothing else
 // is said about a value of the wrong type), then the keywords of that type.
-func (c *checker) valueProblems(path string, s *jsonschema.Schema, v any) []problem {
+func (c *Checker) valueProblems(path string, s *jsonschema.Schema, v any) []problem {
 	bad := func(msg string) []problem { return []problem{{field: path, msg: msg}} }
 	if s.Type != "" && jsonType(v) != s.Type && !(s.Type == "number" && jsonType(v) == "integer") {
 		return bad("must be " + typeWords(s) + " (got " + show(v) + ")")
@@ -329,7 +330,7 @@ func trimStrings(v any) any {
 
 // args turns a checked input into the handler's arguments: defaults for absent keys, and
 // Go types (string, bool, int, []string).
-func (c *checker) args(v map[string]any) map[string]any {
+func (c *Checker) args(v map[string]any) map[string]any {
 	out := make(map[string]any, len(c.order))
 	for _, name := range c.order {
 		ps := c.schema.Properties[name]

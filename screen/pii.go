@@ -1,14 +1,19 @@
-package gtc
+package screen
 
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/gtc-dev/gtc"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // PII pattern types reported in PIIWarning.PatternType.
@@ -28,14 +33,14 @@ const piiSnippetWindow = 20
 // below reproduce an RE2 construction of them exactly (pii_test.go spells it out and checks
 // them against it on random input) without a regexp run, and every text is first tested for
 // an `@` or ten ASCII digits so the common text costs one pass and no allocation.
-func PIIWarnings(it *Item) []PIIWarning {
+func PIIWarnings(it *gtc.Item) []gtc.PIIWarning {
 	s := piiScanners.Get().(*piiScanner)
 	defer s.release()
 	s.id = it.ID
-	if q := QuestionText(it); q != "" {
+	if q := gtc.QuestionText(it); q != "" {
 		s.scan(q, "history.question")
 	}
-	if a := AnswerText(it); a != "" {
+	if a := gtc.AnswerText(it); a != "" {
 		s.scan(a, "history.answer")
 	}
 	if it.Comment != "" {
@@ -69,7 +74,7 @@ func PIIWarnings(it *Item) []PIIWarning {
 	}
 	for _, l := range [3]struct {
 		path string
-		list []ToolExpectation
+		list []gtc.ToolExpectation
 	}{
 		{"expectedTools.required", it.ExpectedTools.Required},
 		{"expectedTools.optional", it.ExpectedTools.Optional},
@@ -113,7 +118,7 @@ func (s *piiScanner) release() {
 // scanned; it is only built once a value has passed the cheap prefilter.
 type piiScanner struct {
 	id      string
-	out     []PIIWarning
+	out     []gtc.PIIWarning
 	path    []byte
 	tape    jsonTape
 	members []tapeMember
@@ -232,7 +237,7 @@ func (s *piiScanner) emit(label, kind, t string, start, end int, masked string) 
 	if label == "" {
 		label = string(s.path)
 	}
-	s.out = append(s.out, PIIWarning{
+	s.out = append(s.out, gtc.PIIWarning{
 		ItemID:      s.id,
 		Field:       label,
 		PatternType: kind,
@@ -547,13 +552,17 @@ func piiDigits(t string, i, n int) bool {
 
 // --- a flat index of a raw JSON value, shared with the duplicate signatures ---------------
 
-// jsonTape indexes one raw JSON value in a single pass, so walking it in sorted key order
-// neither re-scans nested values nor allocates: every value is a token with its byte range
-// and the index of the token after its subtree. An object's tokens are its members, each a
-// key (a string token) followed by the value's tokens. The tape is reused between values.
+// jsonTape indexes one raw JSON value, read by a jsontext.Decoder in a single pass, so
+// walking it in sorted key order neither re-reads nested values nor allocates: every value
+// is a token with its byte range in the document and the index of the token after its
+// subtree. An object's tokens are its members, each a key (a string token) followed by the
+// value's tokens. The tape and its decoder are reused between values.
 type jsonTape struct {
 	doc  []byte
 	toks []tapeTok
+	src  bytes.Buffer // doc, which the decoder reads without a copy
+	dec  jsontext.Decoder
+	buf  []byte // scratch for unquoting
 }
 
 type tapeTok struct {
@@ -570,8 +579,9 @@ type tapeMember struct {
 	val int32
 }
 
-// jsonMaxDepth bounds the nesting the tape accepts (request bodies allow far less).
-const jsonMaxDepth = 10000
+// tapeOptions accept what encoding/json accepts: a repeated key (the walks keep its last
+// value, as the request parser does) and invalid UTF-8 inside strings.
+var tapeOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
 
 // parse indexes doc, which must hold exactly one JSON value (whitespace around it is
 // allowed). It reports false for anything else; the tape is then empty.
@@ -580,220 +590,85 @@ func (t *jsonTape) parse(doc []byte) bool {
 	if len(doc) > 1<<31-1 {
 		return false
 	}
-	i, ok := t.value(jsonSkipWS(doc, 0), 0)
-	if !ok || jsonSkipWS(doc, i) != len(doc) {
-		t.toks = t.toks[:0]
-		return false
+	t.src = *bytes.NewBuffer(doc)
+	t.dec.Reset(&t.src, tapeOptions...)
+	ok := t.value()
+	if ok {
+		_, err := t.dec.ReadToken()
+		ok = err == io.EOF
 	}
-	return true
-}
-
-func jsonSkipWS(d []byte, i int) int {
-	for i < len(d) && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-func (t *jsonTape) value(i, depth int) (int, bool) {
-	d := t.doc
-	if i >= len(d) || depth > jsonMaxDepth {
-		return i, false
-	}
-	k := len(t.toks)
-	t.toks = append(t.toks, tapeTok{start: int32(i)})
-	ok := true
-	switch c := d[i]; {
-	case c == '{':
-		t.toks[k].kind = '{'
-		i, ok = t.object(i, depth, k)
-	case c == '[':
-		t.toks[k].kind = '['
-		i, ok = t.array(i, depth, k)
-	case c == '"':
-		t.toks[k].kind = '"'
-		i, ok = t.scanString(i, k)
-	case c == 't' || c == 'f' || c == 'n':
-		w := "null"
-		if c == 't' {
-			w = "true"
-		} else if c == 'f' {
-			w = "false"
-		}
-		if ok = len(d)-i >= len(w) && string(d[i:i+len(w)]) == w; ok {
-			t.toks[k].kind = c
-			i += len(w)
-		}
-	case c == '-' || c >= '0' && c <= '9':
-		t.toks[k].kind = '0'
-		i, ok = jsonNumberEnd(d, i)
-	default:
-		ok = false
-	}
+	t.src = bytes.Buffer{}
+	t.dec.Reset(&t.src) // drop the decoder's reference to doc
 	if !ok {
-		return i, false
+		t.toks = t.toks[:0]
 	}
-	t.toks[k].end, t.toks[k].next = int32(i), int32(len(t.toks))
-	return i, true
+	return ok
 }
 
-func (t *jsonTape) object(i, depth, k int) (int, bool) {
-	d := t.doc
-	i = jsonSkipWS(d, i+1)
-	if i < len(d) && d[i] == '}' {
-		return i + 1, true
-	}
-	for {
-		if i >= len(d) || d[i] != '"' {
-			return i, false
-		}
-		var ok bool
-		if i, ok = t.value(i, depth+1); !ok { // the key
-			return i, false
-		}
-		if i = jsonSkipWS(d, i); i >= len(d) || d[i] != ':' {
-			return i, false
-		}
-		v := len(t.toks)
-		if i, ok = t.value(jsonSkipWS(d, i+1), depth+1); !ok {
-			return i, false
-		}
-		t.toks[k].pii = t.toks[k].pii || t.toks[v].pii
-		if i = jsonSkipWS(d, i); i >= len(d) {
-			return i, false
-		}
-		switch d[i] {
-		case ',':
-			i = jsonSkipWS(d, i+1)
-		case '}':
-			return i + 1, true
-		default:
-			return i, false
-		}
-	}
-}
-
-func (t *jsonTape) array(i, depth, k int) (int, bool) {
-	d := t.doc
-	i = jsonSkipWS(d, i+1)
-	if i < len(d) && d[i] == ']' {
-		return i + 1, true
-	}
-	for {
-		v := len(t.toks)
-		var ok bool
-		if i, ok = t.value(i, depth+1); !ok {
-			return i, false
-		}
-		t.toks[k].pii = t.toks[k].pii || t.toks[v].pii
-		if i = jsonSkipWS(d, i); i >= len(d) {
-			return i, false
-		}
-		switch d[i] {
-		case ',':
-			i = jsonSkipWS(d, i+1)
-		case ']':
-			return i + 1, true
-		default:
-			return i, false
-		}
-	}
-}
-
-// scanString passes over the string at i, noting escapes and what the PII prefilter needs: an
-// `@`, ten digits, or a \u escape (which may stand for either).
-func (t *jsonTape) scanString(i, k int) (int, bool) {
-	d := t.doc
-	at, digits := false, 0
-	for j := i + 1; j < len(d); j++ {
-		for j < len(d) && jsonPlain[d[j]] {
-			j++
-		}
-		if j == len(d) {
-			break
-		}
-		switch c := d[j]; {
-		case c == '"':
-			t.toks[k].pii = t.toks[k].pii || at || digits >= 10
-			return j + 1, true
-		case c == '\\':
-			t.toks[k].esc = true
-			if j+1 >= len(d) {
-				return j, false
-			}
-			switch d[j+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j++
-			case 'u':
-				t.toks[k].pii = true
-				if j+6 > len(d) || !isHex4(d[j+2:j+6]) {
-					return j, false
-				}
-				j += 5
-			default:
-				return j, false
-			}
-		case c < 0x20:
-			return j, false
-		case c == '@':
-			at = true
-		case c-'0' < 10:
-			digits++
-		}
-	}
-	return len(d), false
-}
-
-func isHex4(b []byte) bool {
-	for _, c := range b {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+// value appends the tokens of the next value of the decoder.
+func (t *jsonTape) value() bool {
+	k := len(t.toks)
+	t.toks = append(t.toks, tapeTok{})
+	switch kind := t.dec.PeekKind(); kind {
+	case '{', '[':
+		if _, err := t.dec.ReadToken(); err != nil {
 			return false
 		}
+		t.toks[k].kind, t.toks[k].start = byte(kind), int32(t.dec.InputOffset()-1)
+		for t.dec.PeekKind() != kind+2 { // '}' is '{'+2, ']' is '['+2
+			if kind == '{' && !t.value() { // the key
+				return false
+			}
+			v := len(t.toks)
+			if !t.value() {
+				return false
+			}
+			t.toks[k].pii = t.toks[k].pii || t.toks[v].pii
+		}
+		if _, err := t.dec.ReadToken(); err != nil {
+			return false
+		}
+	case 0:
+		return false
+	default:
+		v, err := t.dec.ReadValue()
+		if err != nil {
+			return false
+		}
+		t.toks[k].start = int32(t.dec.InputOffset()) - int32(len(v))
+		switch kind {
+		case '"':
+			t.toks[k].kind = '"'
+			if t.toks[k].esc = bytes.IndexByte(v, '\\') >= 0; t.toks[k].esc {
+				t.buf, _ = jsontext.AppendUnquote(t.buf[:0], v)
+				t.toks[k].pii = piiMaybeBytes(t.buf)
+			} else {
+				t.toks[k].pii = piiMaybeBytes(v[1 : len(v)-1])
+			}
+		case '0':
+			t.toks[k].kind = '0'
+		default: // 'n', 't', 'f'
+			t.toks[k].kind = byte(kind)
+		}
 	}
+	t.toks[k].end, t.toks[k].next = int32(t.dec.InputOffset()), int32(len(t.toks))
 	return true
 }
 
-// jsonPlain marks the bytes a string scan passes over without a second look.
-var jsonPlain = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\' && c != '@' && (c < '0' || c > '9')
+// piiMaybeBytes is piiMaybe for a decoded string held as bytes.
+func piiMaybeBytes(b []byte) bool {
+	if bytes.IndexByte(b, '@') >= 0 {
+		return true
 	}
-	return t
-}()
-
-func jsonNumberEnd(d []byte, i int) (int, bool) {
-	if d[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		n := 0
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-			n++
-		}
-		return n
-	}
-	if i < len(d) && d[i] == '0' {
-		i++ // no leading zeros
-	} else if digits() == 0 {
-		return i, false
-	}
-	if i < len(d) && d[i] == '.' {
-		i++
-		if digits() == 0 {
-			return i, false
+	digits := 0
+	for _, c := range b {
+		if c-'0' < 10 {
+			if digits++; digits == 10 {
+				return true
+			}
 		}
 	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		i++
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return i, false
-		}
-	}
-	return i, true
+	return false
 }
 
 // raw is the bytes of token k.
@@ -804,8 +679,8 @@ func (t *jsonTape) str(k int32) string {
 	if !t.toks[k].esc {
 		return string(t.doc[t.toks[k].start+1 : t.toks[k].end-1])
 	}
-	r := storedReader{b: t.raw(k)}
-	return r.str()
+	b, _ := jsontext.AppendUnquote(nil, t.raw(k))
+	return string(b)
 }
 
 // strBytes is str without a copy when the string has no escapes.
@@ -813,7 +688,8 @@ func (t *jsonTape) strBytes(k int32) []byte {
 	if !t.toks[k].esc {
 		return t.doc[t.toks[k].start+1 : t.toks[k].end-1]
 	}
-	return []byte(t.str(k))
+	b, _ := jsontext.AppendUnquote(nil, t.raw(k))
+	return b
 }
 
 // appendMembers appends the members of object token k to dst in sorted key order (byte

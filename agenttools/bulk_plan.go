@@ -1,4 +1,4 @@
-package tagging
+package agenttools
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/tagging"
 )
 
 // change is one item a preview would write: the item as the preview saw it and its planned
@@ -105,7 +106,7 @@ func (b *Bulk) planManage(ctx context.Context, a opArgs) (*plan, error) {
 			hadTarget = slices.Contains(before, a.TagTo)
 			after = sortedSet(append(without(before, a.TagFrom), a.TagTo))
 		}
-		if msgs := ValidateTags(b.pipe.Validators(), after, it.ComputedTags); len(msgs) > 0 {
+		if msgs := tagging.ValidateTags(b.pipe.Validators(), after, it.ComputedTags); len(msgs) > 0 {
 			p.skipped = append(p.skipped, skip{key: it.Key(), reason: strings.Join(msgs, "; ")})
 			continue
 		}

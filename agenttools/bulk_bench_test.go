@@ -1,4 +1,4 @@
-package tagging
+package agenttools
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/storage/sqlite"
+	"github.com/gtc-dev/gtc/tagging"
 )
 
 // benchItems is the store size of the agent benchmarks: GTC_BENCH_AGENT_ITEMS, default
@@ -52,10 +53,10 @@ func benchTemplate(b *testing.B, n int) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	reg, _ := NewDefaultRegistry()
-	groups, _ := LoadGroups("")
-	vals, _ := NewValidators([]string{"exclusive_group"}, groups.Schema())
-	cur := gtc.NewCurator(gtc.CuratorDeps{Store: st, Tagger: NewPipeline(reg, vals, nil)})
+	reg, _ := tagging.NewDefaultRegistry()
+	groups, _ := tagging.LoadGroups("")
+	vals, _ := tagging.NewValidators([]string{"exclusive_group"}, groups.Schema())
+	cur := gtc.NewCurator(gtc.CuratorDeps{Store: st, Tagger: tagging.NewPipeline(reg, vals, nil)})
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for w := range 8 {
@@ -100,10 +101,10 @@ func benchBulk(b *testing.B, n int) (*Bulk, func()) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	reg, _ := NewDefaultRegistry()
-	groups, _ := LoadGroups("")
-	vals, _ := NewValidators([]string{"exclusive_group"}, groups.Schema())
-	pipe := NewPipeline(reg, vals, nil)
+	reg, _ := tagging.NewDefaultRegistry()
+	groups, _ := tagging.LoadGroups("")
+	vals, _ := tagging.NewValidators([]string{"exclusive_group"}, groups.Schema())
+	pipe := tagging.NewPipeline(reg, vals, nil)
 	cur := gtc.NewCurator(gtc.CuratorDeps{Store: st, Tagger: pipe})
 	bulk := NewBulk(BulkDeps{Items: st.Items(), Saver: cur, Audit: newMemAudit(), Pipeline: pipe,
 		Known: func(context.Context) ([]string, error) { return []string{"topic:install"}, nil }},
@@ -132,7 +133,7 @@ func copyFile(b *testing.B, src, dst string) {
 // BenchmarkAgentPreviewRename previews merge_tags topic:instal -> topic:install, which
 // touches a tenth of the store (10,000 of 100,000 items). Target: ≤ 500 ms.
 //
-//	go test -run '^$' -bench AgentPreviewRename -benchtime 5x ./tagging/
+//	go test -run '^$' -bench AgentPreviewRename -benchtime 5x ./agenttools/
 func BenchmarkAgentPreviewRename(b *testing.B) {
 	n := benchItems(b)
 	bulk, done := benchBulk(b, n)
@@ -149,7 +150,7 @@ func BenchmarkAgentPreviewRename(b *testing.B) {
 // BenchmarkAgentExecuteRename executes that rename (the preview is not timed) and reports
 // items written per second. Target: ≥ 2,000 items/s.
 //
-//	go test -run '^$' -bench AgentExecuteRename -benchtime 1x ./tagging/
+//	go test -run '^$' -bench AgentExecuteRename -benchtime 1x ./agenttools/
 func BenchmarkAgentExecuteRename(b *testing.B) {
 	n := benchItems(b)
 	call := ToolCall{Caller: gtc.Caller{UserID: "bench"}, Via: "http"}

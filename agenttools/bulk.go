@@ -1,4 +1,4 @@
-package tagging
+package agenttools
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/tagging"
 )
 
 // TagSaver is the tag save path the bulk operations write through;
@@ -50,7 +51,7 @@ type BulkDeps struct {
 	Items    gtc.ItemStore
 	Saver    TagSaver
 	Audit    gtc.AgentOperationStore
-	Pipeline *Pipeline
+	Pipeline *tagging.Pipeline
 	// Known returns the tag vocabulary (the manual-tag providers).
 	Known func(ctx context.Context) ([]string, error)
 	Clock gtc.Clock
@@ -68,8 +69,8 @@ type Bulk struct {
 	items          gtc.ItemStore
 	saver          TagSaver
 	audit          gtc.AgentOperationStore
-	pipe           *Pipeline
-	reg            *Registry
+	pipe           *tagging.Pipeline
+	reg            *tagging.Registry
 	known          func(ctx context.Context) ([]string, error)
 	clock          gtc.Clock
 	sleep          func(ctx context.Context, d time.Duration) error
@@ -229,7 +230,7 @@ func (b *Bulk) ManageTags(ctx context.Context, call ToolCall, args map[string]an
 
 // UndoTagOperation is the undo_tag_operation tool.
 func (b *Bulk) UndoTagOperation(ctx context.Context, call ToolCall, args map[string]any) ToolResult {
-	a := opArgs{Tool: ToolUndo, Operation: gtc.AgentKindUndo, OperationID: argString(args, "operation_id")}
+	a := opArgs{Tool: ToolUndoTagOperation, Operation: gtc.AgentKindUndo, OperationID: argString(args, "operation_id")}
 	rctx, cancel := context.WithTimeout(ctx, b.opts.ToolTimeout)
 	defer cancel()
 	target, bad := b.undoTarget(rctx, call, a.OperationID)
@@ -358,7 +359,7 @@ func (b *Bulk) ListTagOperations(ctx context.Context, call ToolCall, args map[st
 		f.Actor = call.Caller.UserID
 	}
 	if t := argString(args, "tag"); t != "" {
-		n, err := normalizeFilterTag(t)
+		n, err := tagging.NormalizeFilterTag(t)
 		if err != nil {
 			return ToolFailure(CodeInvalidTag, err.Error(), map[string]any{"fields": []FieldProblem{{Field: "tag", Message: err.Error()}}})
 		}

@@ -1,4 +1,13 @@
-package agent
+package agenttools
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Code below is the tool surface: names, descriptions and input schemas of the seven tools,
 // the contract agents are given. Change them deliberately; the toolset version follows any
@@ -67,8 +76,56 @@ const (
   "bucket": {"type": "string", "format": "uuid"}}}`
 )
 
+// Definition is what is fixed about a tool: what every listing publishes.
+type Definition struct {
+	Name, Title, Description, Schema string
+	// Writes marks the two tools that change items (destructiveHint); the others are
+	// read-only (readOnlyHint).
+	Writes bool
+}
+
+// Previews reports whether the tool previews or executes: its schema has dry_run.
+func (d Definition) Previews() bool { return strings.Contains(d.Schema, `"dry_run"`) }
+
+// Definitions returns the seven tools in the fixed listing order.
+func Definitions() []Definition { return slices.Clone(definitions) }
+
+// Names returns the tool names in the fixed listing order.
+func Names() []string {
+	out := make([]string, len(definitions))
+	for i, d := range definitions {
+		out[i] = d.Name
+	}
+	return out
+}
+
+// ToolsetVersion is the first 12 hex digits of the SHA-256 of the canonical definitions: the
+// seven tools in order, each with name, title, description, schema and annotations, as JSON
+// with sorted keys and no insignificant whitespace. Any change to a definition changes it.
+func ToolsetVersion() (string, error) {
+	canon := make([]map[string]any, 0, len(definitions))
+	for _, d := range definitions {
+		var schema any
+		if err := json.Unmarshal([]byte(d.Schema), &schema); err != nil {
+			return "", fmt.Errorf("agenttools: schema of %s: %w", d.Name, err)
+		}
+		ann := map[string]any{"readOnlyHint": true}
+		if d.Writes {
+			ann = map[string]any{"destructiveHint": true}
+		}
+		canon = append(canon, map[string]any{"name": d.Name, "title": d.Title, "description": d.Description,
+			"inputSchema": schema, "annotations": ann})
+	}
+	b, err := json.Marshal(canon)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])[:12], nil
+}
+
 // definitions are the seven tools in listing order.
-var definitions = []definition{
+var definitions = []Definition{
 	{
 		Name:  ToolManageTags,
 		Title: "Manage tags",

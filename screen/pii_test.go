@@ -1,4 +1,4 @@
-package gtc
+package screen
 
 import (
 	"encoding/json"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gtc-dev/gtc"
 )
 
 type piiHit struct {
@@ -17,7 +19,7 @@ type piiHit struct {
 	pos           int
 }
 
-func piiHits(ws []PIIWarning) []piiHit {
+func piiHits(ws []gtc.PIIWarning) []piiHit {
 	out := []piiHit{}
 	for _, w := range ws {
 		out = append(out, piiHit{w.PatternType, w.Snippet, w.Position})
@@ -25,7 +27,7 @@ func piiHits(ws []PIIWarning) []piiHit {
 	return out
 }
 
-func piiFields(ws []PIIWarning) []string {
+func piiFields(ws []gtc.PIIWarning) []string {
 	out := []string{}
 	for _, w := range ws {
 		out = append(out, w.Field+" "+w.PatternType)
@@ -33,8 +35,8 @@ func piiFields(ws []PIIWarning) []string {
 	return out
 }
 
-func commentItem(text string) *Item {
-	it := NewItem("ds", "item-1")
+func commentItem(text string) *gtc.Item {
+	it := gtc.NewItem("ds", "item-1")
 	it.Comment = text
 	return it
 }
@@ -151,14 +153,14 @@ func TestPIICodePoints(t *testing.T) {
 // A single e-mail in the only user turn is reported twice, by design:
 // as history.question and as history[0].msg.
 func TestPIIQuestionReportedTwice(t *testing.T) {
-	it := NewItem("ds", "gen-id")
-	it.History = []HistoryEntry{U("Contact me at bob@example.com")}
+	it := gtc.NewItem("ds", "gen-id")
+	it.History = []gtc.HistoryEntry{U("Contact me at bob@example.com")}
 	ws := PIIWarnings(it)
 	require.Len(t, ws, 2)
 	assert.Equal(t, "history.question", ws[0].Field)
 	assert.Equal(t, "history[0].msg", ws[1].Field)
 	for _, w := range ws {
-		assert.Equal(t, PIIWarning{ItemID: "gen-id", Field: w.Field, PatternType: "email", Snippet: "Contact me at [b***@e***e.com]", Position: 14}, w)
+		assert.Equal(t, gtc.PIIWarning{ItemID: "gen-id", Field: w.Field, PatternType: "email", Snippet: "Contact me at [b***@e***e.com]", Position: 14}, w)
 	}
 	js, err := json.Marshal(ws[0])
 	require.NoError(t, err)
@@ -171,8 +173,8 @@ func TestPIIFieldOrderAndLabels(t *testing.T) {
 	const e, p = "a@b.io", "555-123-4567"
 	str := func(s string) *string { return &s }
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
-	it := NewItem("ds", "i")
-	it.History = []HistoryEntry{
+	it := gtc.NewItem("ds", "i")
+	it.History = []gtc.HistoryEntry{
 		U("q " + e),
 		{Role: "planner", Msg: "plan " + p, TurnID: str("turn " + e), StepID: str(p)},
 		U("second question " + p + " and " + e),
@@ -180,23 +182,23 @@ func TestPIIFieldOrderAndLabels(t *testing.T) {
 	}
 	it.Comment = "comment " + p
 	it.ScenarioID = "scenario " + e
-	it.ContextEntries = []ContextEntry{
+	it.ContextEntries = []gtc.ContextEntry{
 		{Key: "k " + e, Value: raw(`"value ` + p + `"`)},
 		{Key: "plain", Value: raw(`{"z":"` + e + `","a":["` + p + `",{"y":"` + e + `"}]}`)},
 	}
-	it.ToolCalls = []ToolCall{{
+	it.ToolCalls = []gtc.ToolCall{{
 		ID: "id " + e, Name: "name " + e, CallType: "tool", Arguments: raw(`{"to":"` + e + `"}`),
 		Agent: str("agent " + e), StepNumber: new(int64(5551234567)), ParallelGroup: str("pg " + e),
 		ParentCallID: str("parent " + e), Response: raw(`{"phone":"` + p + `","email":"` + e + `"}`),
 	}}
-	it.ExpectedTools = ExpectedTools{
-		Required:  []ToolExpectation{{Name: "search", Arguments: raw(`{"q":"` + e + `"}`)}},
-		Optional:  []ToolExpectation{{Name: "opt " + e, Arguments: raw(`"` + p + `"`)}},
-		NotNeeded: []ToolExpectation{{Name: "nn " + e}},
+	it.ExpectedTools = gtc.ExpectedTools{
+		Required:  []gtc.ToolExpectation{{Name: "search", Arguments: raw(`{"q":"` + e + `"}`)}},
+		Optional:  []gtc.ToolExpectation{{Name: "opt " + e, Arguments: raw(`"` + p + `"`)}},
+		NotNeeded: []gtc.ToolExpectation{{Name: "nn " + e}},
 	}
-	it.Feedback = []FeedbackEntry{{Source: "src " + e, Values: raw(`{"note":"` + p + `"}`)}}
+	it.Feedback = []gtc.FeedbackEntry{{Source: "src " + e, Values: raw(`{"note":"` + p + `"}`)}}
 	it.Metadata = raw(`{"z":"` + e + `","a":{"b":"` + p + `"},"n":5551234567,"` + e + `":"key is not scanned"}`)
-	it.Plugins = map[string]PluginPayload{
+	it.Plugins = map[string]gtc.PluginPayload{
 		"zeta":       {Kind: "k " + e, Version: "1.0", Data: raw(`{}`)},
 		"rag-compat": {Kind: "rag-compat", Version: "1.0", Data: raw(`{"references":[{"url":"https://x.example/?mail=` + e + `","title":"` + p + `"}]}`)},
 	}
@@ -246,7 +248,7 @@ func TestPIIFieldOrderAndLabels(t *testing.T) {
 // Free-form strings are decoded before scanning (escapes), and a repeated key counts with
 // its last value, as the request parser keeps it.
 func TestPIIRawValues(t *testing.T) {
-	it := NewItem("ds", "i")
+	it := gtc.NewItem("ds", "i")
 	it.Metadata = json.RawMessage(` {"b":"x\u0040y.io", "a":"line\nbob@example.com", "c":"old@example.com", "c":"no pii"} `)
 	ws := PIIWarnings(it)
 	assert.Equal(t, []string{"metadata.a email", "metadata.b email"}, piiFields(ws))
@@ -260,7 +262,7 @@ func TestPIIRawValues(t *testing.T) {
 	assert.Equal(t, []string{"comment email"}, piiFields(PIIWarnings(it)))
 
 	// Nothing to find: nil.
-	assert.Nil(t, PIIWarnings(NewItem("ds", "i")))
+	assert.Nil(t, PIIWarnings(gtc.NewItem("ds", "i")))
 }
 
 // --- the scanners against the RE2 construction of the patterns -----------------------------
@@ -368,14 +370,14 @@ func FuzzPIIScanners(f *testing.F) {
 // realisticItem builds a draft the size and shape of a curated conversation: a few turns,
 // context, a tool call with JSON arguments and response, references, metadata and a trace.
 // Every third item carries an e-mail and a phone number somewhere.
-func realisticItem(dataset string, i int) *Item {
-	it := NewItem(dataset, fmt.Sprintf("item-%05d", i))
+func realisticItem(dataset string, i int) *gtc.Item {
+	it := gtc.NewItem(dataset, fmt.Sprintf("item-%05d", i))
 	topic := []string{"reset my password", "change the billing address", "export a report", "invite a teammate", "cancel a subscription"}[i%5]
 	contact := "Thanks!"
 	if i%3 == 0 {
 		contact = fmt.Sprintf("You can reach me at user%d@contoso.com or (555) %03d-%04d.", i, i%1000, i%10000)
 	}
-	it.History = []HistoryEntry{
+	it.History = []gtc.HistoryEntry{
 		U(fmt.Sprintf("Hi, I need help: how do I %s? I tried the settings page twice already. %s", topic, contact)),
 		A(fmt.Sprintf("To %s, open Settings, choose Account, then follow the steps on the page. It usually takes about two minutes and you will get a confirmation e-mail.", topic)),
 		U("It worked, thank you. One more thing: where can I see the audit log for that change?"),
@@ -383,20 +385,20 @@ func realisticItem(dataset string, i int) *Item {
 	}
 	it.Comment = "Checked against the 2025 help center article."
 	it.ScenarioID = fmt.Sprintf("scenario-%d", i%40)
-	it.ContextEntries = []ContextEntry{
+	it.ContextEntries = []gtc.ContextEntry{
 		{Key: "locale", Value: json.RawMessage(`"en-US"`)},
 		{Key: "account", Value: json.RawMessage(fmt.Sprintf(`{"plan":"business","seats":%d,"region":"eu-west"}`, 5+i%20))},
 	}
-	it.ToolCalls = []ToolCall{{
+	it.ToolCalls = []gtc.ToolCall{{
 		ID: fmt.Sprintf("call_%d", i), Name: "search", CallType: "tool",
 		Arguments: json.RawMessage(fmt.Sprintf(`{"query":%q,"top":5}`, topic)),
 		Response: json.RawMessage(`{"results":[{"title":"Account settings","url":"https://help.example.com/articles/1234","score":0.91},` +
 			`{"title":"Security and audit log","url":"https://help.example.com/articles/5678","score":0.84}],"tookMs":42}`),
 	}}
-	it.ExpectedTools = ExpectedTools{Required: []ToolExpectation{{Name: "search"}}, Optional: []ToolExpectation{}, NotNeeded: []ToolExpectation{}}
-	it.Feedback = []FeedbackEntry{{Source: "reviewer", Values: json.RawMessage(`{"rating":4,"helpful":true}`)}}
+	it.ExpectedTools = gtc.ExpectedTools{Required: []gtc.ToolExpectation{{Name: "search"}}, Optional: []gtc.ToolExpectation{}, NotNeeded: []gtc.ToolExpectation{}}
+	it.Feedback = []gtc.FeedbackEntry{{Source: "reviewer", Values: json.RawMessage(`{"rating":4,"helpful":true}`)}}
 	it.Metadata = json.RawMessage(fmt.Sprintf(`{"source":"import","batch":%d,"createdTs":1771405020,"labels":["support","account"],"owner":"team-%d"}`, i/100, i%7))
-	it.Plugins = map[string]PluginPayload{RAGCompatSlot: {Kind: RAGCompatSlot, Version: "1.0", Data: json.RawMessage(
+	it.Plugins = map[string]gtc.PluginPayload{gtc.RAGCompatSlot: {Kind: gtc.RAGCompatSlot, Version: "1.0", Data: json.RawMessage(
 		`{"references":[{"url":"https://help.example.com/articles/1234","title":"Account settings","messageIndex":1},` +
 			`{"url":"https://help.example.com/articles/5678","title":"Security and audit log","messageIndex":3}]}`)}}
 	it.TraceIDs = map[string]string{"traceId": fmt.Sprintf("4bf92f3577b34da6a3ce929d0e0e%04d", i%10000), "conversationId": fmt.Sprintf("conv-%d", i)}
@@ -405,7 +407,7 @@ func realisticItem(dataset string, i int) *Item {
 }
 
 func BenchmarkPIIWarnings(b *testing.B) {
-	items := make([]*Item, 10000)
+	items := make([]*gtc.Item, 10000)
 	for i := range items {
 		items[i] = realisticItem("ds", i)
 	}
@@ -454,7 +456,7 @@ func FuzzPIIJSONTape(f *testing.F) {
 		if ok := tp.parse(b); ok != json.Valid(b) {
 			t.Fatalf("parse %q = %v, json.Valid says %v", b, ok, !ok)
 		}
-		it := NewItem("ds", "i")
+		it := gtc.NewItem("ds", "i")
 		it.Metadata = b
 		PIIWarnings(it)
 		var sg dupSigner
@@ -464,7 +466,7 @@ func FuzzPIIJSONTape(f *testing.F) {
 
 // Escaped keys are decoded before sorting and in paths; malformed values are skipped.
 func TestPIIEscapedKeysAndMalformedValues(t *testing.T) {
-	it := NewItem("ds", "i")
+	it := gtc.NewItem("ds", "i")
 	it.Metadata = json.RawMessage(`{"b":"x@y.io","\u0061":"a@b.io"}`)
 	assert.Equal(t, []string{"metadata.a email", "metadata.b email"}, piiFields(PIIWarnings(it)))
 	for _, bad := range []string{`{"a":"x@y.io"`, `["x@y.io",]`, `"x@y.io`, `{"a" "x@y.io"}`, `"x@y.io" "z"`} {
@@ -490,6 +492,6 @@ func TestPIINoAllocationWithoutCandidates(t *testing.T) {
 	it.TracePayload = json.RawMessage(`{"spans":[{"name":"llm","durationMs":1234}]}`)
 	it.TraceIDs = map[string]string{"traceId": "abc", "conversationId": "conv-1"}
 	it.ToolCalls[0].Response = json.RawMessage(`{"results":[{"title":"Account settings","score":0.91}]}`)
-	it.Plugins[RAGCompatSlot] = PluginPayload{Kind: RAGCompatSlot, Version: "1.0", Data: json.RawMessage(`{"references":[{"url":"https://help.example.com/a"}]}`)}
+	it.Plugins[gtc.RAGCompatSlot] = gtc.PluginPayload{Kind: gtc.RAGCompatSlot, Version: "1.0", Data: json.RawMessage(`{"references":[{"url":"https://help.example.com/a"}]}`)}
 	assert.Zero(t, testing.AllocsPerRun(100, func() { PIIWarnings(it) }))
 }

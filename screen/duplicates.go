@@ -1,11 +1,16 @@
-package gtc
+package screen
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/gtc-dev/gtc"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Match reasons of duplicate warnings.
@@ -36,14 +41,14 @@ const (
 // items of that dataset are used (others in the list are ignored). A candidate with the
 // draft's id is never reported. Each candidate's signatures are computed once and indexed
 // by value, so the work grows with drafts + candidates, not with their product.
-func DuplicateWarnings(items []*Item, candidates func(dataset string) []*Item) []DuplicateWarning {
+func DuplicateWarnings(items []*gtc.Item, candidates func(dataset string) []*gtc.Item) []gtc.DuplicateWarning {
 	var (
-		out     = []DuplicateWarning{}
+		out     = []gtc.DuplicateWarning{}
 		indexes = map[string]*dupIndex{}
 		sg      dupSigner
 	)
 	for _, d := range items {
-		if d == nil || (d.Status != StatusDraft && d.Status != "") {
+		if d == nil || (d.Status != gtc.StatusDraft && d.Status != "") {
 			continue
 		}
 		x, ok := indexes[d.DatasetName]
@@ -69,17 +74,17 @@ type dupIndex struct {
 	byQ, byH, byG map[string][]int32
 }
 
-func newDupIndex(dataset string, items []*Item, sg *dupSigner) *dupIndex {
+func newDupIndex(dataset string, items []*gtc.Item, sg *dupSigner) *dupIndex {
 	x := &dupIndex{byQ: map[string][]int32{}, byH: map[string][]int32{}, byG: map[string][]int32{}}
 	for _, c := range items {
 		if len(x.cands) == DuplicateCandidateLimit {
 			break
 		}
-		if c == nil || c.Status != StatusApproved || c.DatasetName != dataset {
+		if c == nil || c.Status != gtc.StatusApproved || c.DatasetName != dataset {
 			continue
 		}
 		k := int32(len(x.cands))
-		dc := dupCandidate{id: c.ID, question: QuestionText(c)}
+		dc := dupCandidate{id: c.ID, question: gtc.QuestionText(c)}
 		if q := sg.question(c); len(q) > 0 {
 			dc.q = string(q)
 			dc.a = string(sg.answer(c))
@@ -99,7 +104,7 @@ func newDupIndex(dataset string, items []*Item, sg *dupSigner) *dupIndex {
 }
 
 // check appends the warnings of draft d to out.
-func (x *dupIndex) check(out []DuplicateWarning, d *Item, sg *dupSigner) []DuplicateWarning {
+func (x *dupIndex) check(out []gtc.DuplicateWarning, d *gtc.Item, sg *dupSigner) []gtc.DuplicateWarning {
 	// A signature no candidate has cannot match, so it is not computed.
 	var q, h, g []byte
 	var lists [3][]int32
@@ -158,11 +163,11 @@ func (x *dupIndex) check(out []DuplicateWarning, d *Item, sg *dupSigner) []Dupli
 		default:
 			reason = MatchGeneric
 		}
-		out = append(out, DuplicateWarning{
+		out = append(out, gtc.DuplicateWarning{
 			ItemID:            d.ID,
 			DuplicateID:       c.id,
 			DuplicateQuestion: c.question,
-			DuplicateStatus:   string(StatusApproved),
+			DuplicateStatus:   string(gtc.StatusApproved),
 			MatchReason:       reason,
 		})
 		n++
@@ -177,22 +182,22 @@ type dupSigner struct {
 	canon          canonWriter
 }
 
-func (sg *dupSigner) question(it *Item) []byte {
+func (sg *dupSigner) question(it *gtc.Item) []byte {
 	w := normWriter{dst: sg.qb[:0]}
-	w.str(QuestionText(it))
+	w.str(gtc.QuestionText(it))
 	sg.qb = w.dst
 	return sg.qb
 }
 
-func (sg *dupSigner) answer(it *Item) []byte {
+func (sg *dupSigner) answer(it *gtc.Item) []byte {
 	w := normWriter{dst: sg.ab[:0]}
-	w.str(AnswerText(it))
+	w.str(gtc.AnswerText(it))
 	sg.ab = w.dst
 	return sg.ab
 }
 
 // history is N of the turns written as role:msg, joined with newlines.
-func (sg *dupSigner) history(it *Item) []byte {
+func (sg *dupSigner) history(it *gtc.Item) []byte {
 	w := normWriter{dst: sg.hb[:0]}
 	for i := range it.History {
 		if i > 0 {
@@ -207,7 +212,7 @@ func (sg *dupSigner) history(it *Item) []byte {
 }
 
 // generic is N of the canonical JSON of the pruned generic fields, or empty.
-func (sg *dupSigner) generic(it *Item) []byte {
+func (sg *dupSigner) generic(it *gtc.Item) []byte {
 	cw := &sg.canon
 	cw.b.Reset()
 	cw.generic(it)
@@ -314,7 +319,7 @@ func (w *canonWriter) key(o *canonOpen, k string) int {
 	if o.n > 0 {
 		w.b.WriteByte(',')
 	}
-	writeJSONString(&w.b, k)
+	writeQuoted(&w.b, k)
 	w.b.WriteByte(':')
 	return mark
 }
@@ -325,25 +330,16 @@ func (w *canonWriter) keyBytes(o *canonOpen, k []byte) int {
 	if o.n > 0 {
 		w.b.WriteByte(',')
 	}
-	if plainJSONString(k) {
-		w.b.WriteByte('"')
-		w.b.Write(k)
-		w.b.WriteByte('"')
-	} else {
-		writeJSONString(&w.b, string(k))
-	}
+	writeQuoted(&w.b, k)
 	w.b.WriteByte(':')
 	return mark
 }
 
-// plainJSONString reports whether writeJSONString would write s unchanged between quotes.
-func plainJSONString(s []byte) bool {
-	for _, c := range s {
-		if c < 0x20 || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return utf8.Valid(s)
+// writeQuoted writes s as a JSON string to buf: jsontext's minimal escaping, invalid UTF-8
+// replaced by U+FFFD.
+func writeQuoted[S ~string | ~[]byte](buf *bytes.Buffer, s S) {
+	b, _ := jsontext.AppendQuote(buf.AvailableBuffer(), s)
+	buf.Write(b)
 }
 
 // elem starts an array element and returns the mark to roll back to.
@@ -376,7 +372,7 @@ func (w *canonWriter) str(s string) bool {
 	if s == "" {
 		return false
 	}
-	writeJSONString(&w.b, s)
+	writeQuoted(&w.b, s)
 	return true
 }
 
@@ -407,7 +403,7 @@ func (w *canonWriter) raw(k int32) bool {
 			return false
 		}
 		if v := t.raw(k); !tk.esc && utf8.Valid(v) {
-			w.b.Write(v) // already what writeJSONString would produce
+			w.b.Write(v) // already what AppendQuote would produce
 			return true
 		}
 		return w.str(t.str(k))
@@ -437,7 +433,7 @@ func (w *canonWriter) raw(k int32) bool {
 
 // generic writes {contextEntries, expectedTools, feedback, metadata, plugins, scenarioId,
 // toolCalls, traceIds, tracePayload} (keys in sorted order, as every object below) pruned.
-func (w *canonWriter) generic(it *Item) bool {
+func (w *canonWriter) generic(it *gtc.Item) bool {
 	top := w.open('{')
 
 	mark := w.key(&top, "contextEntries")
@@ -482,7 +478,7 @@ func (w *canonWriter) generic(it *Item) bool {
 		o := w.open('{')
 		w.rawMember(&o, "data", p.Data)
 		w.strMember(&o, "kind", p.Kind)
-		w.strMember(&o, "version", orDefault(p.Version, "1.0"))
+		w.strMember(&o, "version", cmp.Or(p.Version, "1.0"))
 		w.done(&po, sm, w.close(&o, '}'))
 	}
 	w.done(&top, mark, w.close(&po, '}'))
@@ -497,7 +493,7 @@ func (w *canonWriter) generic(it *Item) bool {
 		o := w.open('{')
 		w.done(&o, w.key(&o, "agent"), w.strPtr(tc.Agent))
 		w.rawMember(&o, "arguments", tc.Arguments)
-		w.strMember(&o, "callType", orDefault(tc.CallType, "tool"))
+		w.strMember(&o, "callType", cmp.Or(tc.CallType, "tool"))
 		w.strMember(&o, "id", tc.ID)
 		w.strMember(&o, "name", tc.Name)
 		w.done(&o, w.key(&o, "parallelGroup"), w.strPtr(tc.ParallelGroup))
@@ -524,7 +520,7 @@ func (w *canonWriter) generic(it *Item) bool {
 	return w.close(&top, '}')
 }
 
-func (w *canonWriter) expectations(list []ToolExpectation) bool {
+func (w *canonWriter) expectations(list []gtc.ToolExpectation) bool {
 	arr := w.open('[')
 	for i := range list {
 		em := w.elem(&arr)

@@ -1,4 +1,4 @@
-package tagging
+package agenttools
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/codec"
 	"github.com/gtc-dev/gtc/storage/sqlite"
+	"github.com/gtc-dev/gtc/tagging"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -67,7 +68,7 @@ func rdOpen(t *testing.T, items ...*gtc.Item) gtc.Store {
 }
 
 // rdItems builds the fixture items with their computed tags.
-func rdItems(t *testing.T, reg *Registry, fix []rdFixtureItem) []*gtc.Item {
+func rdItems(t *testing.T, reg *tagging.Registry, fix []rdFixtureItem) []*gtc.Item {
 	t.Helper()
 	var out []*gtc.Item
 	for _, f := range fix {

@@ -1,4 +1,4 @@
-package tagging
+package agenttools
 
 import (
 	"crypto/sha256"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/gtc-dev/gtc/tagging"
 )
 
 // opArgs are the canonical arguments of a writing tool call: what a
@@ -23,12 +25,6 @@ type opArgs struct {
 	Tags        []string // find_and_tag filter, normalized, de-duplicated, sorted
 	OperationID string   // undo target
 }
-
-// Tool names of the writing tools.
-const (
-	ToolManageTags = "manage_tags"
-	ToolUndo       = "undo_tag_operation"
-)
 
 // wire returns the arguments as the tool takes them (snake_case), with every field of the
 // operation present: the audit entry's args and the data of previews and executions.
@@ -120,7 +116,7 @@ const (
 // checkArgTag normalizes one tag argument and refuses a computed one: a tag under a dynamic
 // prefix, a static key, or an unknown tag to add in a computed group.
 func (b *Bulk) checkArgTag(field, raw string, role tagRole, known map[string]bool) (string, *ToolResult) {
-	t, err := Normalize(raw)
+	t, err := tagging.Normalize(raw)
 	if err != nil {
 		r := ToolFailure(CodeInvalidTag, err.Error(), map[string]any{"fields": []FieldProblem{{Field: field, Message: err.Error()}}})
 		return "", &r

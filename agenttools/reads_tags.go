@@ -1,4 +1,4 @@
-package tagging
+package agenttools
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/tagging"
 )
 
 // Tag kinds in tag_stats.
@@ -44,7 +45,7 @@ func (r *Reads) TagStats(ctx context.Context, args map[string]any) ToolResult {
 	dataset := argString(args, "dataset")
 	status := gtc.Status(argString(args, "status"))
 	kind := cmp.Or(argString(args, "kind"), "all")
-	group := strings.TrimSuffix(NormalizeGroupName(argString(args, "group")), ":")
+	group := strings.TrimSuffix(tagging.NormalizeGroupName(argString(args, "group")), ":")
 	byName := argString(args, "sort_by") == "name"
 	limit := argInt(args, "limit", 50)
 
@@ -78,7 +79,7 @@ func (r *Reads) TagStats(ctx context.Context, args map[string]any) ToolResult {
 		if kind != "all" && st.Kind != kind {
 			continue
 		}
-		if g, _ := tagGroup(tag); group != "" && g != group {
+		if g, _, _ := strings.Cut(tag, ":"); group != "" && g != group {
 			continue
 		}
 		all = append(all, st)
