@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -126,14 +125,11 @@ func mcpErrors(h http.Handler) http.Handler {
 		if detail == "" {
 			detail = http.StatusText(cw.status)
 		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(errorBody{Detail: detail, Status: cw.status, Code: code})
+		b, _ := marshal(errorBody{Detail: detail, Status: cw.status, Code: code})
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Del("Content-Length")
 		w.WriteHeader(cw.status)
-		_, _ = w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		_, _ = w.Write(b)
 	})
 }
 
