@@ -8,12 +8,12 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export GTC_DATA_DIR ?= ./data
 
-.PHONY: run build test test-unit bench bench-instrumentation bench-hostile loadtest lint clean
+.PHONY: run build test test-unit bench bench-compare bench-instrumentation bench-hostile loadtest lint clean
 
 ## run: build, load a small demo set into an empty embedded store, and serve on :8000
 run: build
 	@$(BIN) seed --items 200 --datasets 3 --if-empty
-	@echo "Starting gtc: the API is at http://localhost:$${GTC_PORT:-8000}/v1 (Ctrl-C stops it)"
+	@echo "Starting gtc: open http://localhost:$${GTC_PORT:-8000}/ (the API is at http://localhost:$${GTC_PORT:-8000}/v1; Ctrl-C stops it)"
 	@$(BIN) serve
 
 ## build: compile the gtc binary into bin/
@@ -32,6 +32,11 @@ test-unit:
 ## bench: seed 100,000 items and measure the API and the exports through HTTP on loopback, the migration of 100,000 legacy documents, then the Cosmos DB store
 bench:
 	@bash scripts/bench.sh
+
+## bench-compare: this tree against OLD (a commit, e.g. OLD=a3bf34f) side by side in one run: the jsonl export stream of every approved item and PUT with 16 writers (the two binaries in interleaved rounds on one seeded store), then the tag engine per item (COMPARE_FLAGS adds gtc-bench flags, e.g. --export-items 20000 --rounds 4)
+bench-compare:
+	@test -n "$(OLD)" || { echo "usage: make bench-compare OLD=<commit>"; exit 2; }
+	@bash scripts/bench-compare.sh $(OLD) $(COMPARE_FLAGS)
 
 ## bench-instrumentation: the cost of metrics and of tracing: the list and PUT figures of make bench with everything off, with metrics, and with metrics and traces (to an OTLP sink in the bench), in interleaved rounds on one seeded store (INSTR_FLAGS adds gtc-bench flags, e.g. --data-dir DIR --rounds 12)
 bench-instrumentation: build

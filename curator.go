@@ -24,7 +24,7 @@ type Curator struct {
 	recomputeBatch int
 	selfServe      SelfServeOptions
 	rand           *lockedRand
-	importChecks   ImportChecks
+	importScreen   ImportScreen
 }
 
 // CuratorDeps are the dependencies of the curation service.
@@ -42,14 +42,9 @@ type CuratorDeps struct {
 	// Rand draws self-serve samples when the store has no sampler of its own; nil seeds
 	// one from the system.
 	Rand *rand.Rand
-	// Import switches the import checks.
-	Import ImportChecks
-}
-
-// ImportChecks switches the informational checks of bulk import.
-type ImportChecks struct {
-	PII        bool // GTC_PII_DETECTION_ENABLED
-	Duplicates bool // GTC_DUPLICATE_DETECTION_ENABLED
+	// ImportScreen adds the informational warnings of bulk import (PII, duplicates); nil
+	// gives none.
+	ImportScreen ImportScreen
 }
 
 // NewCurator returns a curation service over the given dependencies.
@@ -70,7 +65,7 @@ func NewCurator(d CuratorDeps) *Curator {
 		d.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
 	return &Curator{store: d.Store, tagger: d.Tagger, vocab: d.Vocabulary, clock: d.Clock, ids: d.IDs, log: d.Log,
-		recomputeBatch: d.RecomputeBatch, selfServe: d.SelfServe, rand: &lockedRand{r: d.Rand}, importChecks: d.Import}
+		recomputeBatch: d.RecomputeBatch, selfServe: d.SelfServe, rand: &lockedRand{r: d.Rand}, importScreen: d.ImportScreen}
 }
 
 // Vocabulary returns the tag vocabulary the service uses.

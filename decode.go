@@ -3,7 +3,6 @@ package gtc
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -44,11 +43,7 @@ const (
 func ParseBody(body []byte) (jvalue, error) {
 	v, err := parseJSON(body)
 	if err != nil {
-		var se *JSONSyntaxError
-		msg := err.Error()
-		if errors.As(err, &se) {
-			msg = se.Error()
-		}
+		msg := syntaxMessage(err)
 		return jvalue{}, &Error{
 			Code:    CodeInvalidJSON,
 			Message: "Request validation failed: body: " + msg,

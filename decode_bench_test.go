@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -87,5 +88,59 @@ func BenchmarkDecodeHostile(b *testing.B) {
 			b.ReportMetric(perRun/float64(len(tc.body)), "alloc-B/body-B")
 			b.ReportMetric(float64(len(tc.body)), "body-B")
 		})
+	}
+}
+
+// typicalItem is an item object as clients send it: a short conversation, tool calls with
+// arguments and responses, expectations, references, feedback and free-form metadata.
+func typicalItem(i int) string {
+	return fmt.Sprintf(`{"id":"item-%d","datasetName":"bench","status":"draft","comment":"checked by hand \u00e9",`+
+		`"manualTags":["source:sme","topic:billing"],"scenarioId":"s-1",`+
+		`"history":[{"role":"user","msg":"How do I change the billing address on my account?"},`+
+		`{"role":"assistant","msg":"Open Settings, then Billing, and edit the address.","expectedBehavior":["answers","cites"]},`+
+		`{"role":"user","msg":"And the invoice email?","turnId":"t3"},{"role":"assistant","msg":"Same page, under Invoices."}],`+
+		`"contextEntries":[{"key":"tenant","value":"contoso"},{"key":"limits","value":{"max":10,"ratio":0.25}}],`+
+		`"traceIds":{"run":"r-%d","span":"s-2"},`+
+		`"toolCalls":[{"id":"c1","name":"search","callType":"tool","arguments":{"q":"billing address","top":5},"stepNumber":1,`+
+		`"response":{"hits":[{"id":"doc-1","score":0.93},{"id":"doc-2","score":0.71}]}},`+
+		`{"id":"c2","name":"fetch","arguments":{"id":"doc-1"},"stepNumber":2,"parentCallId":"c1"}],`+
+		`"expectedTools":{"required":[{"name":"search","arguments":{"q":"billing"}}],"optional":["fetch"],"notNeeded":[]},`+
+		`"feedback":[{"source":"sme","values":{"score":4,"notes":"good"}}],`+
+		`"metadata":{"origin":"bench","n":12345678901234567890,"nested":{"a":[1,2,3],"b":"x"}},`+
+		`"plugins":{"rag-compat":{"kind":"rag","version":"1.0","data":{"references":[{"url":"https://example.com/a","title":"A"}]}}},`+
+		`"tracePayload":{"spans":[{"name":"root","ms":12}]}}`, i, i)
+}
+
+// BenchmarkDecodeImport decodes an import body of 100 typical items.
+func BenchmarkDecodeImport(b *testing.B) {
+	var body bytes.Buffer
+	body.WriteByte('[')
+	for i := range 100 {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		body.WriteString(typicalItem(i))
+	}
+	body.WriteByte(']')
+	b.SetBytes(int64(body.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeImport(body.Bytes()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeItemPatch decodes the PUT body of one typical item.
+func BenchmarkDecodeItemPatch(b *testing.B) {
+	item := typicalItem(1)
+	// A PUT body carries no id or datasetName.
+	body := []byte(`{"etag":"e1",` + item[strings.Index(item, `"status"`):])
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeItemPatch(body, false); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Error codes a caller can cause. They are the machine codes of the HTTP error body; the api
@@ -233,7 +235,8 @@ func (p *fieldPath) write(b *bytes.Buffer) {
 	}
 	if !plainKey(name) {
 		b.WriteByte('[')
-		writeJSONString(b, name)
+		q, _ := jsontext.AppendQuote(b.AvailableBuffer(), name)
+		b.Write(q)
 		b.WriteByte(']')
 		return
 	}

@@ -18,7 +18,8 @@ require (
 	github.com/dustin/go-humanize v1.1.0
 	github.com/getkin/kin-openapi v0.152.0
 	// go-json-experiment is encoding/json/v2 and its jsontext ahead of the standard library:
-	// one tokenizer and one escaper for every JSON form of an item.
+	// one tokenizer and one escaper for every JSON form of an item, the
+	// request decoders, the export records and the import screen.
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
 	github.com/google/jsonschema-go v0.4.3
 	github.com/google/uuid v1.6.0

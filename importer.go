@@ -314,32 +314,19 @@ func (c *Curator) Import(ctx context.Context, entries []*ImportEntry, opts Impor
 	return res, nil
 }
 
-// importWarnings adds the informational checks (PII and duplicates) over every request entry,
-// failed ones included. They never change the import's outcome: a failure inside them is
-// logged and gives no warnings.
+// ImportScreen screens the entries of an import request for things a curator should look
+// at, without changing the import's outcome: it appends to res.PIIWarnings and
+// res.DuplicateWarnings. It runs after the writes, over every entry of the request, failed
+// ones included, so approved items of the same request can be matched. A failure inside it
+// is its own to log; it gives no warnings then.
+type ImportScreen interface {
+	Screen(ctx context.Context, entries []*ImportEntry, res *ImportResult)
+}
+
+// importWarnings runs the import screen, if there is one, over every request entry.
 func (c *Curator) importWarnings(ctx context.Context, entries []*ImportEntry, res *ImportResult) {
-	if c.importChecks.PII {
-		for _, e := range entries {
-			res.PIIWarnings = append(res.PIIWarnings, PIIWarnings(e.Item)...)
-		}
-	}
-	if c.importChecks.Duplicates {
-		items := make([]*Item, len(entries))
-		for i, e := range entries {
-			items[i] = e.Item
-		}
-		// Candidates are read after the writes, so approved items of this request can match.
-		res.DuplicateWarnings = DuplicateWarnings(items, func(dataset string) []*Item {
-			page, err := c.store.Items().Query(ctx, Query{
-				Filter: Filter{DatasetNames: []string{dataset}, Statuses: []Status{StatusApproved}},
-				Sort:   SortUpdatedAt, Desc: true, Limit: DuplicateCandidateLimit,
-			})
-			if err != nil {
-				c.log.WarnContext(ctx, "import: duplicate check skipped", "dataset", dataset, "err", err)
-				return nil
-			}
-			return page.Items
-		})
+	if c.importScreen != nil {
+		c.importScreen.Screen(ctx, entries, res)
 	}
 }
 

@@ -1,6 +1,7 @@
 package gtc
 
 import (
+	"bytes"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -8,8 +9,8 @@ import (
 // UnquoteJSONString decodes the JSON string whose opening quote is b[i]. It returns the
 // string and the index just past the closing quote; on malformed input it returns the index
 // of the problem and a message saying what it is. As encoding/json does, invalid UTF-8 and a
-// lone surrogate escape become U+FFFD. The request parser, the stored-document reader and
-// the export decoder all read strings through it.
+// lone surrogate escape become U+FFFD. The stored-document reader and the export decoder
+// read strings through it.
 func UnquoteJSONString(b []byte, i int) (s string, end int, problem string) {
 	i++ // the opening quote
 	start := i
@@ -101,31 +102,6 @@ func decodeEscape(b []byte, i int) (r rune, next int, problem string, at int) {
 	}
 }
 
-// skipJSONString finds the end of the JSON string whose opening quote is b[i], checking it as
-// UnquoteJSONString does but building nothing: it returns the index just past the closing
-// quote, or the problem and its index. b must be valid UTF-8.
-func skipJSONString(b []byte, i int) (end int, problem string) {
-	i++
-	for i < len(b) {
-		c := b[i]
-		switch {
-		case c == '"':
-			return i + 1, ""
-		case c < 0x20:
-			return i, "control character in a string"
-		case c == '\\':
-			_, next, problem, at := decodeEscape(b, i)
-			if problem != "" {
-				return at, problem
-			}
-			i = next
-		default:
-			i++
-		}
-	}
-	return i, "unexpected end of input in a string"
-}
-
 // hex4 reads four hex digits at b[i:].
 func hex4(b []byte, i int) (rune, bool) {
 	if i+4 > len(b) {
@@ -146,4 +122,51 @@ func hex4(b []byte, i int) (rune, bool) {
 		r = r*16 + rune(c)
 	}
 	return r, true
+}
+
+const hexDigits = "0123456789abcdef"
+
+// writeJSONString writes s as a JSON string: minimal escaping, invalid UTF-8 as U+FFFD.
+func writeJSONString(buf *bytes.Buffer, s string) {
+	buf.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			buf.WriteString(s[start:i])
+			switch c {
+			case '"', '\\':
+				buf.WriteByte('\\')
+				buf.WriteByte(c)
+			case '\n':
+				buf.WriteString(`\n`)
+			case '\r':
+				buf.WriteString(`\r`)
+			case '\t':
+				buf.WriteString(`\t`)
+			default:
+				buf.WriteString(`\u00`)
+				buf.WriteByte(hexDigits[c>>4])
+				buf.WriteByte(hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			buf.WriteString(s[start:i])
+			buf.WriteString(`\ufffd`)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	buf.WriteString(s[start:])
+	buf.WriteByte('"')
 }

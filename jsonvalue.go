@@ -3,21 +3,28 @@ package gtc
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"hash/maphash"
+	"io"
+	"math"
 	"slices"
-	"unicode/utf8"
+	"strconv"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// The request decoders need three things encoding/json does not give them together:
+// The request decoders need three things a struct unmarshaler does not give them together:
 // every problem of a body reported with its path in document order, exact key matching,
 // and free-form values kept byte-for-byte (64-bit integers, long decimals).
 //
-// A body is checked once, whole (syntax, UTF-8, nesting depth), without building anything.
-// After that a value is only a view of its bytes: the decoders walk arrays and objects one
-// member at a time, and a free-form value is copied from its bytes in compact form. So a body
-// costs a small multiple of its size to decode, whatever its shape (a few words per member of
-// an object whose keys repeat, at worst); what is kept (the decoded item) costs more.
+// A body is read once by jsontext, which checks it (syntax, UTF-8; the nesting depth is
+// bounded here), into a tape: for each value, in document order, where its bytes are. After
+// that a value is only an index into the tape: the decoders walk arrays and objects one
+// member at a time, skipping nested values in one step, and a free-form value is copied from
+// its bytes in compact form. So a body costs its tape (8 bytes a value) and a few words per
+// member of an object whose keys repeat; what is kept (the decoded item) costs more.
 
 type jkind uint8
 
@@ -47,38 +54,9 @@ func (k jkind) String() string {
 	}
 }
 
-// jdoc is a body that passed parseJSON.
-type jdoc struct {
-	data []byte
-	// repeats holds, sorted, the offsets of the objects in which a key may appear twice (two
-	// of their keys hash alike). Only those need the slower walk that drops the repeats.
-	repeats []int
-}
-
-func (doc *jdoc) mayRepeat(objStart int) bool {
-	if len(doc.repeats) == 0 {
-		return false
-	}
-	_, found := slices.BinarySearch(doc.repeats, objStart)
-	return found
-}
-
-// jvalue is one value of a checked body: its kind and where its bytes are. The zero jvalue
-// is null.
-type jvalue struct {
-	kind       jkind
-	doc        *jdoc
-	start, end int
-}
-
-// valueAt returns the value that starts at data[pos].
-func (doc *jdoc) valueAt(pos int) jvalue {
-	return jvalue{kind: kindAt(doc.data[pos]), doc: doc, start: pos, end: skipValue(doc.data, pos)}
-}
-
-// kindAt is the kind of the value whose first byte is c.
-func kindAt(c byte) jkind {
-	switch c {
+// kindOf maps a jsontext kind to a jkind.
+func kindOf(k jsontext.Kind) jkind {
+	switch k {
 	case '{':
 		return jObject
 	case '[':
@@ -94,100 +72,132 @@ func kindAt(c byte) jkind {
 	}
 }
 
+// tapeEntry is one value of a body, an object key, or the end of an array or object. For a
+// string, number or literal (keys included), end is where its bytes end; for an array or
+// object, end is the index of the entry of its closing bracket, whose start is that bracket.
+type tapeEntry struct {
+	start, end uint32
+}
+
+// The tape is kept in chunks of tapeChunk entries, so a long one grows without copies; the
+// first chunk starts small and doubles up to that size.
+const (
+	tapeShift = 14
+	tapeChunk = 1 << tapeShift
+)
+
+type tape struct {
+	chunks [][]tapeEntry
+	n      int
+}
+
+func (t *tape) push(e tapeEntry) int {
+	last := len(t.chunks) - 1
+	switch {
+	case last < 0:
+		t.chunks = append(t.chunks, make([]tapeEntry, 0, 64))
+		last = 0
+	case len(t.chunks[last]) == cap(t.chunks[last]):
+		if last == 0 && cap(t.chunks[0]) < tapeChunk {
+			grown := make([]tapeEntry, len(t.chunks[0]), min(2*cap(t.chunks[0]), tapeChunk))
+			copy(grown, t.chunks[0])
+			t.chunks[0] = grown
+		} else {
+			t.chunks = append(t.chunks, make([]tapeEntry, 0, tapeChunk))
+			last++
+		}
+	}
+	t.chunks[last] = append(t.chunks[last], e)
+	t.n++
+	return t.n - 1
+}
+
+func (t *tape) at(i int) *tapeEntry { return &t.chunks[i>>tapeShift][i&(tapeChunk-1)] }
+
+// jdoc is a body that parseJSON read.
+type jdoc struct {
+	data []byte
+	tape tape
+	// repeats holds, sorted, the tape indexes of the objects in which a key may appear twice
+	// (two of their keys hash alike). Only those need the slower walk that drops the repeats.
+	repeats []int
+}
+
+func (doc *jdoc) mayRepeat(obj int) bool {
+	if len(doc.repeats) == 0 {
+		return false
+	}
+	_, found := slices.BinarySearch(doc.repeats, obj)
+	return found
+}
+
+// jvalue is one value of a read body: its kind and its tape index. The zero jvalue is null.
+type jvalue struct {
+	kind jkind
+	doc  *jdoc
+	i    int
+}
+
+// valueAt returns the value whose tape index is i.
+func (doc *jdoc) valueAt(i int) jvalue {
+	return jvalue{kind: kindOf(jsontext.Kind(doc.data[doc.tape.at(i).start])), doc: doc, i: i}
+}
+
+// next is the tape index after the value at i and everything it holds.
+func (doc *jdoc) next(i int) int {
+	e := doc.tape.at(i)
+	switch doc.data[e.start] {
+	case '{', '[':
+		return int(e.end) + 1
+	}
+	return i + 1
+}
+
+// bytes is the value's text as written.
+func (v jvalue) bytes() []byte {
+	e := v.doc.tape.at(v.i)
+	end := e.end
+	if v.kind == jArray || v.kind == jObject {
+		end = v.doc.tape.at(int(e.end)).start + 1
+	}
+	return v.doc.data[e.start:end]
+}
+
 // text is a string's value, or a number literal exactly as written.
 func (v jvalue) text() string {
 	switch v.kind {
 	case jString:
-		s, _, _ := UnquoteJSONString(v.doc.data, v.start)
-		return s
+		return unquote(v.bytes())
 	case jNumber:
-		return string(v.doc.data[v.start:v.end])
+		return string(v.bytes())
 	}
 	return ""
 }
 
+// unquote is the value of a string that jsontext checked.
+func unquote(quoted []byte) string {
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		return string(quoted[1 : len(quoted)-1])
+	}
+	b, _ := jsontext.AppendUnquote(make([]byte, 0, len(quoted)), quoted)
+	return string(b)
+}
+
 // literal is a number as written, without a copy; valid until the body changes.
-func (v jvalue) literal() []byte { return v.doc.data[v.start:v.end] }
+func (v jvalue) literal() []byte { return v.bytes() }
 
-func (v jvalue) boolean() bool { return v.kind == jBool && v.doc.data[v.start] == 't' }
+func (v jvalue) boolean() bool { return v.kind == jBool && v.bytes()[0] == 't' }
 
-// skipSpace returns the index of the first non-space byte at or after i.
-func skipSpace(d []byte, i int) int {
-	for i < len(d) {
-		switch d[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// skipValue returns the index just past the checked value at d[i].
-func skipValue(d []byte, i int) int {
-	switch d[i] {
-	case '"':
-		return skipString(d, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(d); i++ {
-			switch d[i] {
-			case '"':
-				i = skipString(d, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return i
-	default: // number or literal
-		for i < len(d) {
-			switch d[i] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return i
-			}
-			i++
-		}
-		return i
-	}
-}
-
-// skipString returns the index just past the checked string whose quote is d[i].
-func skipString(d []byte, i int) int {
-	i++
-	for {
-		q := bytes.IndexByte(d[i:], '"')
-		if q < 0 {
-			return len(d)
-		}
-		i += q
-		// The quote closes the string unless an odd number of backslashes escapes it.
-		n := 0
-		for d[i-1-n] == '\\' {
-			n++
-		}
-		i++
-		if n%2 == 0 {
-			return i
-		}
-	}
-}
-
-// jkey is an object key of a checked body.
+// jkey is an object key of a read body.
 type jkey struct {
 	quoted []byte // the key as written, quotes included
 	esc    bool   // it has an escape
 }
 
-func (doc *jdoc) keyAt(pos int) (jkey, int) {
-	end := skipString(doc.data, pos)
-	q := doc.data[pos:end]
-	return jkey{quoted: q, esc: bytes.IndexByte(q, '\\') >= 0}, end
+func (doc *jdoc) keyAt(i int) jkey {
+	e := doc.tape.at(i)
+	q := doc.data[e.start:e.end]
+	return jkey{quoted: q, esc: bytes.IndexByte(q, '\\') >= 0}
 }
 
 // String is the key's value.
@@ -195,8 +205,7 @@ func (k jkey) String() string {
 	if !k.esc {
 		return string(k.quoted[1 : len(k.quoted)-1])
 	}
-	s, _, _ := UnquoteJSONString(k.quoted, 0)
-	return s
+	return unquote(k.quoted)
 }
 
 // equal reports whether two keys have the same value.
@@ -241,35 +250,22 @@ func (ks keyset) name(k jkey) (string, bool) {
 // arrayIter walks the elements of an array: for it := v.elems(); it.next(); { it.i, it.val }.
 type arrayIter struct {
 	doc *jdoc
-	pos int
+	pos int // the tape index of the next element, or of the closing bracket
+	end int // the tape index of the closing bracket
 	i   int
 	val jvalue
 }
 
-func (v jvalue) elems() arrayIter { return arrayIter{doc: v.doc, pos: v.start + 1, i: -1} }
-
-// nextItem finds where the next element or member of a container starts, from pos (just
-// after the opening bracket or the previous item): past a comma when there is one. At the
-// closing bracket it returns that position and false.
-func nextItem(d []byte, pos int, closing byte) (int, bool) {
-	pos = skipSpace(d, pos)
-	switch d[pos] {
-	case closing:
-		return pos, false
-	case ',':
-		pos = skipSpace(d, pos+1)
-	}
-	return pos, true
+func (v jvalue) elems() arrayIter {
+	return arrayIter{doc: v.doc, pos: v.i + 1, end: int(v.doc.tape.at(v.i).end), i: -1}
 }
 
 func (it *arrayIter) next() bool {
-	pos, ok := nextItem(it.doc.data, it.pos, ']')
-	if !ok {
-		it.pos = pos
+	if it.pos >= it.end {
 		return false
 	}
-	it.val = it.doc.valueAt(pos)
-	it.pos = it.val.end
+	it.val = it.doc.valueAt(it.pos)
+	it.pos = it.doc.next(it.pos)
 	it.i++
 	return true
 }
@@ -280,12 +276,9 @@ type jmember struct {
 	val jvalue
 }
 
-// memberAt reads the member whose key starts at data[pos].
-func (doc *jdoc) memberAt(pos int) jmember {
-	k, pos := doc.keyAt(pos)
-	pos = skipSpace(doc.data, pos)
-	pos = skipSpace(doc.data, pos+1) // the colon
-	return jmember{key: k, val: doc.valueAt(pos)}
+// memberAt reads the member whose key is at tape index i.
+func (doc *jdoc) memberAt(i int) jmember {
+	return jmember{key: doc.keyAt(i), val: doc.valueAt(i + 1)}
 }
 
 // objectIter walks the members of an object in order of first appearance: a repeated key
@@ -294,17 +287,22 @@ func (doc *jdoc) memberAt(pos int) jmember {
 type objectIter struct {
 	jmember
 	doc    *jdoc
-	pos    int // where the next member (or the closing brace) is, after a comma or not
-	keyPos int // where the key of the current member starts
+	pos    int // the tape index of the next key, or of the closing brace
+	end    int // the tape index of the closing brace
+	keyPos int // the tape index of the current member's key
 	// plan is repeatPlan of an object whose keys may repeat, nil for the others.
 	plan []int
 	pi   int
 }
 
+func (v jvalue) rawMembers() objectIter {
+	return objectIter{doc: v.doc, pos: v.i + 1, end: int(v.doc.tape.at(v.i).end)}
+}
+
 func (v jvalue) members() objectIter {
-	it := objectIter{doc: v.doc, pos: v.start + 1}
-	if v.doc.mayRepeat(v.start) {
-		it.plan, _ = v.repeatPlan()
+	it := v.rawMembers()
+	if v.doc.mayRepeat(v.i) {
+		it.plan = v.repeatPlan()
 	}
 	return it
 }
@@ -326,26 +324,23 @@ func (it *objectIter) next() bool {
 
 // nextRaw reads the next member as written, repeats included.
 func (it *objectIter) nextRaw() bool {
-	pos, ok := nextItem(it.doc.data, it.pos, '}')
-	if !ok {
-		it.pos = pos
+	if it.pos >= it.end {
 		return false
 	}
-	it.keyPos = pos
-	it.jmember = it.doc.memberAt(pos)
-	it.pos = it.val.end
+	it.keyPos = it.pos
+	it.jmember = it.doc.memberAt(it.pos)
+	it.pos = it.doc.next(it.pos + 1)
 	return true
 }
 
 // repeatPlan is how an object whose keys may repeat is read: for each member in document
-// order, where the member to take in its place starts (the last one with its key) when its
-// key appears there first, or -1 when the key appeared before. It also returns where the
-// object ends. Members are grouped by the hash of their key and compared only within a
-// group, so the plan costs a few words per member whatever the keys.
-func (v jvalue) repeatPlan() ([]int, int) {
+// order, the tape index of the key of the member to take in its place (the last one with
+// its key) when its key appears there first, or -1 when the key appeared before. Members are
+// grouped by the hash of their key and compared only within a group, so the plan costs a few
+// words per member whatever the keys.
+func (v jvalue) repeatPlan() []int {
 	n := 0
-	it := objectIter{doc: v.doc, pos: v.start + 1}
-	for it.nextRaw() {
+	for it := v.rawMembers(); it.nextRaw(); {
 		n++
 	}
 	type ref struct {
@@ -354,7 +349,7 @@ func (v jvalue) repeatPlan() ([]int, int) {
 	}
 	refs := make([]ref, 0, n)
 	var scratch []byte
-	it = objectIter{doc: v.doc, pos: v.start + 1}
+	it := v.rawMembers()
 	for i := 0; it.nextRaw(); i++ {
 		var h uint64
 		h, scratch = hashKey(it.key.quoted, scratch)
@@ -380,11 +375,11 @@ func (v jvalue) repeatPlan() ([]int, int) {
 		group := refs[g:h]
 		for len(group) > 0 {
 			head := group[0]
-			first, _ := v.doc.keyAt(head.key)
+			first := v.doc.keyAt(head.key)
 			last := head.key
 			rest := group[:0]
 			for _, r := range group[1:] {
-				if k, _ := v.doc.keyAt(r.key); k.equal(first) {
+				if v.doc.keyAt(r.key).equal(first) {
 					last = r.key
 				} else {
 					rest = append(rest, r)
@@ -395,17 +390,16 @@ func (v jvalue) repeatPlan() ([]int, int) {
 		}
 		g = h
 	}
-	return plan, it.pos + 1
+	return plan
 }
 
 // get returns the value of key in an object: its last value when it repeats.
 func (v jvalue) get(key string) (jvalue, bool) {
 	var found jvalue
 	ok := false
-	raw := objectIter{doc: v.doc, pos: v.start + 1}
-	for raw.nextRaw() {
-		if raw.key.is(key) {
-			found, ok = raw.val, true
+	for it := v.rawMembers(); it.nextRaw(); {
+		if it.key.is(key) {
+			found, ok = it.val, true
 		}
 	}
 	return found, ok
@@ -414,150 +408,8 @@ func (v jvalue) get(key string) (jvalue, bool) {
 // MaxJSONDepth bounds the nesting of request bodies so hostile input cannot exhaust the stack.
 const MaxJSONDepth = 512
 
-// JSONSyntaxError describes why a body is not JSON.
-type JSONSyntaxError struct {
-	Offset int
-	Msg    string
-}
-
-func (e *JSONSyntaxError) Error() string {
-	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset, e.Msg)
-}
-
 // keySeed hashes object keys to find the objects whose keys may repeat.
 var keySeed = maphash.MakeSeed()
-
-// jparser checks a body. It builds nothing but the list of objects whose keys may repeat.
-type jparser struct {
-	data []byte
-	pos  int
-	// hashes holds the key hashes of the objects being read, innermost last.
-	hashes  []uint64
-	repeats []int
-	scratch []byte
-}
-
-// parseJSON checks one complete JSON document (RFC 8259) with nothing but whitespace after
-// it, and returns its top-level value.
-func parseJSON(data []byte) (jvalue, error) {
-	if !utf8.Valid(data) {
-		return jvalue{}, &JSONSyntaxError{Offset: firstInvalidUTF8(data), Msg: "invalid UTF-8"}
-	}
-	p := &jparser{data: data}
-	p.skipSpace()
-	start := p.pos
-	if err := p.value(0); err != nil {
-		return jvalue{}, err
-	}
-	end := p.pos
-	p.skipSpace()
-	if p.pos != len(p.data) {
-		return jvalue{}, p.fail("unexpected data after the top-level value")
-	}
-	slices.Sort(p.repeats)
-	doc := &jdoc{data: data, repeats: p.repeats}
-	return jvalue{kind: kindAt(data[start]), doc: doc, start: start, end: end}, nil
-}
-
-func firstInvalidUTF8(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return i
-		}
-		i += n
-	}
-	return len(b)
-}
-
-func (p *jparser) fail(msg string) error { return &JSONSyntaxError{Offset: p.pos, Msg: msg} }
-
-func (p *jparser) skipSpace() { p.pos = skipSpace(p.data, p.pos) }
-
-func (p *jparser) value(depth int) error {
-	if depth > MaxJSONDepth {
-		return p.fail(fmt.Sprintf("nesting deeper than %d levels", MaxJSONDepth))
-	}
-	if p.pos >= len(p.data) {
-		return p.fail("unexpected end of input")
-	}
-	switch c := p.data[p.pos]; {
-	case c == '{':
-		return p.object(depth)
-	case c == '[':
-		return p.array(depth)
-	case c == '"':
-		return p.str()
-	case c == 't':
-		return p.literal("true")
-	case c == 'f':
-		return p.literal("false")
-	case c == 'n':
-		return p.literal("null")
-	case c == '-' || (c >= '0' && c <= '9'):
-		return p.number()
-	default:
-		return p.fail(fmt.Sprintf("unexpected character %q", c))
-	}
-}
-
-func (p *jparser) literal(word string) error {
-	if !bytes.HasPrefix(p.data[p.pos:], []byte(word)) {
-		return p.fail("invalid literal")
-	}
-	p.pos += len(word)
-	return nil
-}
-
-func (p *jparser) object(depth int) error {
-	start := p.pos
-	p.pos++ // {
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
-		p.pos++
-		return nil
-	}
-	base := len(p.hashes)
-	for {
-		p.skipSpace()
-		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-			return p.fail("expected a string key")
-		}
-		keyStart := p.pos
-		if err := p.str(); err != nil {
-			return err
-		}
-		var h uint64
-		h, p.scratch = hashKey(p.data[keyStart:p.pos], p.scratch)
-		p.hashes = appendDoubling(p.hashes, h)
-		p.skipSpace()
-		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return p.fail("expected ':' after an object key")
-		}
-		p.pos++
-		p.skipSpace()
-		if err := p.value(depth + 1); err != nil {
-			return err
-		}
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return p.fail("unexpected end of input in an object")
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
-			if repeats(p.hashes[base:]) {
-				p.repeats = appendDoubling(p.repeats, start)
-			}
-			p.hashes = p.hashes[:base]
-			return nil
-		default:
-			return p.fail("expected ',' or '}' in an object")
-		}
-	}
-}
 
 // hashBytes hashes a key's value for hashKey.
 var hashBytes = func(b []byte) uint64 { return maphash.Bytes(keySeed, b) }
@@ -568,18 +420,97 @@ func hashKey(quoted, scratch []byte) (uint64, []byte) {
 	if bytes.IndexByte(q, '\\') < 0 {
 		return hashBytes(q), scratch
 	}
-	scratch = scratch[:0]
-	for i := 1; i < len(quoted)-1; {
-		if c := quoted[i]; c != '\\' {
-			scratch = append(scratch, c)
-			i++
-			continue
-		}
-		r, next, _, _ := decodeEscape(quoted, i)
-		scratch = utf8.AppendRune(scratch, r)
-		i = next
-	}
+	scratch, _ = jsontext.AppendUnquote(scratch[:0], quoted)
 	return hashBytes(scratch), scratch
+}
+
+// errTooDeep is the problem of a body nested deeper than MaxJSONDepth.
+var errTooDeep = errors.New("exceeded max depth of " + strconv.Itoa(MaxJSONDepth))
+
+// errTooLong is the problem of a body whose offsets do not fit the tape.
+var errTooLong = errors.New("input longer than 4 GiB")
+
+// tapeBuilder reads one value from a jsontext.Decoder into a jdoc.
+type tapeBuilder struct {
+	doc *jdoc
+	// open holds the tape indexes of the arrays and objects being read, innermost last.
+	open []int
+	// hashes holds the key hashes of the objects being read, innermost last; bases says
+	// where each object's hashes start.
+	hashes  []uint64
+	bases   []int
+	scratch []byte
+}
+
+// UnmarshalJSONFrom reads exactly one value, so json.Unmarshal checks what follows it.
+func (b *tapeBuilder) UnmarshalJSONFrom(d *jsontext.Decoder) error {
+	doc := b.doc
+	for {
+		switch k := d.PeekKind(); k {
+		case '{', '[':
+			if _, err := d.ReadToken(); err != nil {
+				return err
+			}
+			off := d.InputOffset() - 1
+			if d.StackDepth() > MaxJSONDepth {
+				return &jsontext.SyntacticError{ByteOffset: off, JSONPointer: d.StackPointer(), Err: errTooDeep}
+			}
+			b.open = append(b.open, doc.tape.push(tapeEntry{start: uint32(off)}))
+			if k == '{' {
+				b.bases = append(b.bases, len(b.hashes))
+			}
+		case '}', ']':
+			if _, err := d.ReadToken(); err != nil {
+				return err
+			}
+			off := uint32(d.InputOffset() - 1)
+			closing := doc.tape.push(tapeEntry{start: off, end: off + 1})
+			top := b.open[len(b.open)-1]
+			b.open = b.open[:len(b.open)-1]
+			doc.tape.at(top).end = uint32(closing)
+			if k == '}' {
+				base := b.bases[len(b.bases)-1]
+				b.bases = b.bases[:len(b.bases)-1]
+				if repeats(b.hashes[base:]) {
+					doc.repeats = append(doc.repeats, top)
+				}
+				b.hashes = b.hashes[:base]
+			}
+		default:
+			kind, n := d.StackIndex(d.StackDepth())
+			isKey := kind == '{' && n%2 == 0
+			v, err := d.ReadValue()
+			if err != nil {
+				return err
+			}
+			end := d.InputOffset()
+			if end > math.MaxUint32 {
+				return &jsontext.SyntacticError{ByteOffset: end, Err: errTooLong}
+			}
+			doc.tape.push(tapeEntry{start: uint32(end) - uint32(len(v)), end: uint32(end)})
+			if isKey {
+				var h uint64
+				h, b.scratch = hashKey(v, b.scratch)
+				b.hashes = appendDoubling(b.hashes, h)
+			}
+		}
+		if d.StackDepth() == 0 {
+			return nil
+		}
+	}
+}
+
+// parseJSON reads one complete JSON document (RFC 8259, UTF-8 throughout) with nothing but
+// whitespace after it, and returns its top-level value. A repeated key is allowed; the
+// walks take its last value, at its first position.
+func parseJSON(data []byte) (jvalue, error) {
+	doc := &jdoc{data: data}
+	b := &tapeBuilder{doc: doc}
+	if err := json.Unmarshal(data, b, jsontext.AllowDuplicateNames(true)); err != nil {
+		return jvalue{}, err
+	}
+	slices.Sort(doc.repeats)
+	return doc.valueAt(0), nil
 }
 
 // appendDoubling is append that doubles the capacity when it grows, so that growing a long
@@ -615,258 +546,73 @@ func repeats(hs []uint64) bool {
 	return false
 }
 
-func (p *jparser) array(depth int) error {
-	p.pos++ // [
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
-		p.pos++
-		return nil
-	}
-	for {
-		p.skipSpace()
-		if err := p.value(depth + 1); err != nil {
-			return err
-		}
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return p.fail("unexpected end of input in an array")
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case ']':
-			p.pos++
-			return nil
-		default:
-			return p.fail("expected ',' or ']' in an array")
-		}
-	}
-}
-
-func (p *jparser) number() error {
-	d := p.data
-	if p.pos < len(d) && d[p.pos] == '-' {
-		p.pos++
-	}
-	if p.pos >= len(d) {
-		return p.fail("invalid number")
-	}
-	if d[p.pos] == '0' {
-		p.pos++
-	} else if d[p.pos] >= '1' && d[p.pos] <= '9' {
-		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
-			p.pos++
-		}
-	} else {
-		return p.fail("invalid number")
-	}
-	if p.pos < len(d) && d[p.pos] == '.' {
-		p.pos++
-		n := p.pos
-		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
-			p.pos++
-		}
-		if p.pos == n {
-			return p.fail("invalid number")
-		}
-	}
-	if p.pos < len(d) && (d[p.pos] == 'e' || d[p.pos] == 'E') {
-		p.pos++
-		if p.pos < len(d) && (d[p.pos] == '+' || d[p.pos] == '-') {
-			p.pos++
-		}
-		n := p.pos
-		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
-			p.pos++
-		}
-		if p.pos == n {
-			return p.fail("invalid number")
-		}
-	}
-	return nil
-}
-
-func (p *jparser) str() error {
-	end, problem := skipJSONString(p.data, p.pos)
-	p.pos = end
-	if problem != "" {
-		return p.fail(problem)
-	}
-	return nil
-}
-
 // raw returns the value as compact JSON: no whitespace, a repeated key kept once at its
-// first position with its last value, strings escaped minimally (no HTML escaping, non-ASCII
-// kept as is), number literals copied verbatim.
+// first position with its last value, strings escaped as jsontext escapes them (minimally:
+// no HTML escaping, non-ASCII kept as is), number literals copied verbatim.
 func (v jvalue) raw() []byte {
-	if v.kind == jNull && v.doc == nil {
+	if v.doc == nil {
 		return []byte("null")
 	}
-	e := jencoder{doc: v.doc, out: make([]byte, 0, v.end-v.start)}
-	e.value(v.start)
-	return e.out
+	return v.appendRaw(make([]byte, 0, len(v.bytes())))
 }
 
-// jencoder writes checked values in compact form.
-type jencoder struct {
-	doc *jdoc
-	out []byte
-}
-
-// value writes the value at data[pos] and returns the index after it.
-func (e *jencoder) value(pos int) int {
-	d := e.doc.data
-	switch d[pos] {
-	case '"':
-		return e.str(pos)
-	case '[':
-		e.out = append(e.out, '[')
-		pos = skipSpace(d, pos+1)
-		for first := true; d[pos] != ']'; first = false {
-			if !first {
-				e.out = append(e.out, ',')
-				pos = skipSpace(d, pos+1) // the comma
+// appendRaw appends the compact form of v to out.
+func (v jvalue) appendRaw(out []byte) []byte {
+	switch v.kind {
+	case jString:
+		return appendString(out, v.bytes())
+	case jArray:
+		out = append(out, '[')
+		for it := v.elems(); it.next(); {
+			if it.i > 0 {
+				out = append(out, ',')
 			}
-			pos = skipSpace(d, e.value(pos))
+			out = it.val.appendRaw(out)
 		}
-		e.out = append(e.out, ']')
-		return pos + 1
-	case '{':
-		if e.doc.mayRepeat(pos) {
-			return e.objectDropRepeats(pos)
-		}
-		e.out = append(e.out, '{')
-		pos = skipSpace(d, pos+1)
-		for first := true; d[pos] != '}'; first = false {
+		return append(out, ']')
+	case jObject:
+		out = append(out, '{')
+		first := true
+		for it := v.members(); it.next(); {
 			if !first {
-				e.out = append(e.out, ',')
-				pos = skipSpace(d, pos+1)
+				out = append(out, ',')
 			}
-			pos = e.member(pos)
+			first = false
+			out = appendString(out, it.key.quoted)
+			out = append(out, ':')
+			out = it.val.appendRaw(out)
 		}
-		e.out = append(e.out, '}')
-		return pos + 1
+		return append(out, '}')
 	default:
-		end := skipValue(d, pos)
-		e.out = append(e.out, d[pos:end]...)
-		return end
+		return append(out, v.bytes()...)
 	}
 }
 
-// member writes the member at data[pos] and returns the index of what follows it (a comma
-// or the closing brace).
-func (e *jencoder) member(pos int) int {
-	d := e.doc.data
-	pos = e.str(pos)
-	e.out = append(e.out, ':')
-	pos = skipSpace(d, pos)
-	pos = skipSpace(d, pos+1) // the colon
-	return skipSpace(d, e.value(pos))
+// appendString appends a checked string in the escaping of jsontext.AppendQuote.
+func appendString(out, quoted []byte) []byte {
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		// Nothing to unescape, and nothing to escape: a checked string has no control
+		// character, no bare quote or backslash and no invalid UTF-8.
+		return append(out, quoted...)
+	}
+	out, _ = jsontext.AppendQuote(out, unquote(quoted))
+	return out
 }
 
-// objectDropRepeats writes an object whose keys may repeat: each key once, at its first
-// position, with its last value.
-func (e *jencoder) objectDropRepeats(pos int) int {
-	plan, end := jvalue{kind: jObject, doc: e.doc, start: pos}.repeatPlan()
-	e.out = append(e.out, '{')
-	first := true
-	for _, at := range plan {
-		if at < 0 {
-			continue
-		}
-		if !first {
-			e.out = append(e.out, ',')
-		}
-		first = false
-		e.member(at)
-	}
-	e.out = append(e.out, '}')
-	return end
-}
+// errEndOfInput says what io.ErrUnexpectedEOF means in a body: it ends before its value does.
+var errEndOfInput = errors.New("unexpected end of input")
 
-// str writes the string at data[pos] as writeJSONString writes its value, and returns the
-// index after it.
-func (e *jencoder) str(pos int) int {
-	d := e.doc.data
-	end := skipString(d, pos)
-	q := d[pos:end]
-	if bytes.IndexByte(q, '\\') < 0 {
-		// Nothing to unescape, and nothing writeJSONString would escape: a checked string
-		// has no control character, no bare quote or backslash and no invalid UTF-8.
-		e.out = append(e.out, q...)
-		return end
+// syntaxMessage is what a body's syntax error says: the message of jsontext, in words that
+// name the body rather than the reader of the body.
+func syntaxMessage(err error) string {
+	var se *jsontext.SyntacticError
+	if !errors.As(err, &se) {
+		return fmt.Sprint(err)
 	}
-	e.out = append(e.out, '"')
-	for i := pos + 1; i < end-1; {
-		c := d[i]
-		if c != '\\' {
-			e.out = append(e.out, c)
-			i++
-			continue
-		}
-		r, next, _, _ := decodeEscape(d, i)
-		i = next
-		switch {
-		case r == '"' || r == '\\':
-			e.out = append(e.out, '\\', byte(r))
-		case r == '\n':
-			e.out = append(e.out, '\\', 'n')
-		case r == '\r':
-			e.out = append(e.out, '\\', 'r')
-		case r == '\t':
-			e.out = append(e.out, '\\', 't')
-		case r < 0x20:
-			e.out = append(e.out, '\\', 'u', '0', '0', hexDigits[r>>4], hexDigits[r&0xf])
-		default:
-			e.out = utf8.AppendRune(e.out, r)
-		}
+	if errors.Is(se.Err, io.ErrUnexpectedEOF) {
+		c := *se
+		c.Err = errEndOfInput
+		return c.Error()
 	}
-	e.out = append(e.out, '"')
-	return end
-}
-
-const hexDigits = "0123456789abcdef"
-
-func writeJSONString(buf *bytes.Buffer, s string) {
-	buf.WriteByte('"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			buf.WriteString(s[start:i])
-			switch c {
-			case '"', '\\':
-				buf.WriteByte('\\')
-				buf.WriteByte(c)
-			case '\n':
-				buf.WriteString(`\n`)
-			case '\r':
-				buf.WriteString(`\r`)
-			case '\t':
-				buf.WriteString(`\t`)
-			default:
-				buf.WriteString(`\u00`)
-				buf.WriteByte(hexDigits[c>>4])
-				buf.WriteByte(hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			buf.WriteString(s[start:i])
-			buf.WriteString(`\ufffd`)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	buf.WriteString(s[start:])
-	buf.WriteByte('"')
+	return se.Error()
 }

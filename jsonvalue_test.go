@@ -19,7 +19,7 @@ func TestParseJSONKeepsOrderAndLastDuplicate(t *testing.T) {
 	require.Equal(t, jObject, v.kind)
 	var got []string
 	for m := v.members(); m.next(); {
-		got = append(got, m.key.String()+"="+m.val.kind.String()+":"+string(v.doc.data[m.val.start:m.val.end]))
+		got = append(got, m.key.String()+"="+m.val.kind.String()+":"+string(m.val.bytes()))
 	}
 	assert.Equal(t, []string{"b=number:2.50e3", `a=array:[true, null, "x\u00e9\ud83d\ude00"]`}, got,
 		"a repeated key keeps its first position and takes the last value, literal kept")
@@ -29,46 +29,89 @@ func TestParseJSONKeepsOrderAndLastDuplicate(t *testing.T) {
 	assert.Equal(t, `{"b":2.50e3,"a":[true,null,"xé😀"]}`, string(v.raw()))
 }
 
+// A body that is not JSON is refused with the message of jsontext, which says what is wrong
+// and where; a body cut short says so in words of its own, not io.ErrUnexpectedEOF's.
 func TestParseJSONRejects(t *testing.T) {
 	for _, tc := range []struct{ in, err string }{
-		{"", "invalid JSON at byte 0: unexpected end of input"},
-		{" ", "invalid JSON at byte 1: unexpected end of input"},
-		{"{", "invalid JSON at byte 1: expected a string key"},
-		{"{\"a\":}", "invalid JSON at byte 5: unexpected character '}'"},
-		{"[1,]", "invalid JSON at byte 3: unexpected character ']'"},
-		{"{\"a\":1,}", "invalid JSON at byte 7: expected a string key"},
-		{"01", "invalid JSON at byte 1: unexpected data after the top-level value"},
-		{"1.", "invalid JSON at byte 2: invalid number"},
-		{"-", "invalid JSON at byte 1: invalid number"},
-		{"\"\\x\"", "invalid JSON at byte 2: invalid escape in a string"},
-		{"\"a\x01\"", "invalid JSON at byte 2: control character in a string"},
-		{"{} x", "invalid JSON at byte 3: unexpected data after the top-level value"},
-		{"[1] [2]", "invalid JSON at byte 4: unexpected data after the top-level value"},
-		{"\"\xff\"", "invalid JSON at byte 1: invalid UTF-8"},
-		{"nul", "invalid JSON at byte 0: invalid literal"},
-		{"{\"a\" 1}", "invalid JSON at byte 5: expected ':' after an object key"},
-		{"'a'", "invalid JSON at byte 0: unexpected character '\\''"},
-		{"[1 2]", "invalid JSON at byte 3: expected ',' or ']' in an array"},
-		{"\"\\u12\"", "invalid JSON at byte 3: invalid \\u escape"},
-		{"{\"a\":1 \"b\":2}", "invalid JSON at byte 7: expected ',' or '}' in an object"},
-		{"[\"\\ud800\\u12\"]", "invalid JSON at byte 10: invalid \\u escape"},
-		{"\"abc", "invalid JSON at byte 4: unexpected end of input in a string"},
-		{"\"ab\\", "invalid JSON at byte 3: unexpected end of input in a string"},
-		{"[1e]", "invalid JSON at byte 3: invalid number"},
-		{"[-01]", "invalid JSON at byte 3: expected ',' or ']' in an array"},
-		{"{1:2}", "invalid JSON at byte 1: expected a string key"},
-		{"[\"ok\", \"\xc3(\"]", "invalid JSON at byte 8: invalid UTF-8"},
-		{"[.5]", "invalid JSON at byte 1: unexpected character '.'"},
-		{"[tru]", "invalid JSON at byte 1: invalid literal"},
-		{"{\"a\":[1,2}", "invalid JSON at byte 9: expected ',' or ']' in an array"},
-		{strings.Repeat("[", MaxJSONDepth+2) + strings.Repeat("]", MaxJSONDepth+2), "invalid JSON at byte 513: nesting deeper than 512 levels"},
-		{strings.Repeat(`{"a":`, MaxJSONDepth+1) + "1" + strings.Repeat("}", MaxJSONDepth+1), "invalid JSON at byte 2565: nesting deeper than 512 levels"},
+		{"", "jsontext: unexpected end of input"},
+		{" ", "jsontext: unexpected end of input after offset 1"},
+		{"{", "jsontext: unexpected end of input after offset 1"},
+		{"{\"a\":}", "jsontext: missing value after object name within \"/a\" after offset 5"},
+		{"[1,]", "jsontext: invalid character ',' at start of value after offset 2"},
+		{"{\"a\":1,}", "jsontext: invalid character ',' at start of value after offset 6"},
+		{"01", "jsontext: invalid character '1' after top-level value after offset 1"},
+		{"1.", "jsontext: unexpected end of input"},
+		{"-", "jsontext: unexpected end of input"},
+		{"\"\\x\"", "jsontext: invalid escape sequence `\\x` in string after offset 1"},
+		{"\"a\x01\"", "jsontext: invalid character '\\x01' in string (expecting non-control character) after offset 2"},
+		{"{} x", "jsontext: invalid character 'x' after top-level value after offset 3"},
+		{"[1] [2]", "jsontext: invalid character '[' after top-level value after offset 4"},
+		{"nul", "jsontext: unexpected end of input after offset 3"},
+		{"{\"a\" 1}", "jsontext: invalid character '1' after object name (expecting ':') within \"/a\" after offset 5"},
+		{"'a'", "jsontext: invalid character '\\'' at start of value"},
+		{"[1 2]", "jsontext: invalid character '2' after array element (expecting ',' or ']') after offset 3"},
+		{"\"\\u12\"", "jsontext: invalid escape sequence `\\u12\"` in string after offset 1"},
+		{"{\"a\":1 \"b\":2}", "jsontext: invalid character '\"' after object value (expecting ',' or '}') after offset 7"},
+		{"\"abc", "jsontext: unexpected end of input after offset 4"},
+		{"[1e]", "jsontext: invalid character ']' in number (expecting digit) within \"/0\" after offset 3"},
+		{"[-01]", "jsontext: invalid character '1' after array element (expecting ',' or ']') after offset 3"},
+		{"{1:2}", "jsontext: object member name must be a string after offset 1"},
+		{"[tru]", "jsontext: invalid character ']' in literal true (expecting 'e') within \"/0\" after offset 4"},
+		{"{\"a\":[1,2}", "jsontext: invalid character '}' after array element (expecting ',' or ']') within \"/a\" after offset 9"},
+		// Invalid UTF-8, as bytes or as an escaped lone surrogate.
+		{"\"\xff\"", "jsontext: invalid UTF-8 after offset 1"},
+		{"[\"ok\", \"\xc3(\"]", "jsontext: invalid UTF-8 within \"/1\" after offset 8"},
+		{`"\ud800"`, "jsontext: invalid surrogate pair `\\ud800\"` in string after offset 1"},
+		{"[\"\\ud800\\u12\"]", "jsontext: invalid surrogate pair `\\ud800\\u12\"]` in string within \"/0\" after offset 2"},
 	} {
 		_, err := parseJSON([]byte(tc.in))
-		assert.EqualError(t, err, tc.err, "%.40q", tc.in)
+		assert.Equal(t, tc.err, syntaxMessage(err), "%.40q", tc.in)
 	}
-	_, err := parseJSON([]byte(strings.Repeat(`{"a":`, MaxJSONDepth) + "1" + strings.Repeat("}", MaxJSONDepth)))
+}
+
+// Nesting is bounded at MaxJSONDepth levels, well below what jsontext itself allows.
+func TestParseJSONBoundsTheDepth(t *testing.T) {
+	ok := strings.Repeat(`{"a":[`, MaxJSONDepth/2) + "1" + strings.Repeat("]}", MaxJSONDepth/2)
+	_, err := parseJSON([]byte(ok))
 	assert.NoError(t, err, "512 levels are allowed")
+
+	for _, tc := range []struct{ in, at string }{
+		{strings.Repeat("[", MaxJSONDepth+1) + strings.Repeat("]", MaxJSONDepth+1), "after offset 512"},
+		{strings.Repeat(`{"a":`, MaxJSONDepth+1) + "1" + strings.Repeat("}", MaxJSONDepth+1), "after offset 2560"},
+		{`{"metadata":` + strings.Repeat("[", 20_000), "after offset 523"},
+	} {
+		_, err := parseJSON([]byte(tc.in))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "jsontext: exceeded max depth of 512 within")
+		assert.Contains(t, err.Error(), tc.at)
+	}
+
+	// The request decoders refuse it as a body that is not JSON.
+	_, err = DecodeItemPatch([]byte(`{"metadata":`+strings.Repeat("[", MaxJSONDepth)+strings.Repeat("]", MaxJSONDepth)+`}`), false)
+	ge, isErr := AsError(err)
+	require.True(t, isErr, "%v", err)
+	assert.Equal(t, CodeInvalidJSON, ge.Code)
+	require.Len(t, ge.Fields, 1)
+	assert.Equal(t, "body", ge.Fields[0].Field)
+	assert.True(t, strings.HasPrefix(ge.Fields[0].Message, "jsontext: exceeded max depth of 512 within \"/metadata/0/0/"), ge.Fields[0].Message)
+	assert.Equal(t, "Request validation failed: body: "+ge.Fields[0].Message, ge.Message)
+}
+
+// Invalid UTF-8 anywhere in a body, in a key or a free-form value included, refuses it.
+func TestInvalidUTF8IsInvalidJSON(t *testing.T) {
+	for _, body := range []string{
+		"{\"comment\":\"caf\xe9\"}",
+		"{\"metadata\":{\"k\xff\":1}}",
+		`{"metadata":{"k":"\udc00"}}`,
+	} {
+		_, err := DecodeItemPatch([]byte(body), false)
+		ge, ok := AsError(err)
+		require.True(t, ok, "%q: %v", body, err)
+		assert.Equal(t, CodeInvalidJSON, ge.Code, body)
+		require.Len(t, ge.Fields, 1)
+		assert.Equal(t, "body", ge.Fields[0].Field)
+		assert.Contains(t, ge.Fields[0].Message, "jsontext: invalid ")
+	}
 }
 
 func TestWriteJSONStringEscapesMinimally(t *testing.T) {
@@ -81,16 +124,19 @@ func TestWriteJSONStringEscapesMinimally(t *testing.T) {
 }
 
 // FuzzParseJSON checks the parser against encoding/json: the same inputs are accepted (up to
-// the depth limit), and what the parser writes back decodes to the same value.
+// the depth limit, lone surrogates aside), and what the parser writes back decodes to the
+// same value.
 func FuzzParseJSON(f *testing.F) {
-	for _, s := range []string{`{}`, `[]`, `{"a":[1,2,{"b":null}]}`, `"\ud800"`, `1e400`, `-0.0`, `{"a":1,"a":2}`, `[[[]]]`, `"\u00e9"`} {
+	for _, s := range []string{`{}`, `[]`, `{"a":[1,2,{"b":null}]}`, `"\ud83d\ude00"`, `1e400`, `-0.0`, `{"a":1,"a":2}`, `[[[]]]`, `"\u00e9"`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v, err := parseJSON(data)
 		valid := json.Valid(data) && utf8.Valid(data)
 		if err != nil {
-			if valid && !strings.Contains(err.Error(), "nesting deeper") {
+			// encoding/json accepts an escaped lone surrogate; jsontext refuses it as
+			// invalid UTF-8.
+			if valid && !strings.Contains(err.Error(), "max depth") && !strings.Contains(err.Error(), "surrogate") {
 				t.Fatalf("rejected valid JSON %q: %v", data, err)
 			}
 			return

@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -12,8 +11,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/agenttools"
 	"github.com/gtc-dev/gtc/api/agent"
-	"github.com/gtc-dev/gtc/tagging"
 )
 
 // agentRoutes adds the LLM tool endpoint: the listing and
@@ -61,7 +60,7 @@ func (s *Server) knownTool(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if name := param(c, "name"); !s.agent.Has(name) {
 			return &gtc.Error{Code: gtc.CodeUnknownTool,
-				Message: "Unknown tool '" + name + "'; the tools are: " + strings.Join(agent.Names(), ", ")}
+				Message: "Unknown tool '" + name + "'; the tools are: " + strings.Join(agenttools.Names(), ", ")}
 		}
 		return next(c)
 	}
@@ -71,8 +70,8 @@ func (s *Server) knownTool(next echo.HandlerFunc) echo.HandlerFunc {
 // to say, bad input included, is a 200 with the envelope, so the model can correct itself.
 func (s *Server) handleAgentInvoke(c echo.Context) error {
 	b := body(c)
-	if _, err := agent.DecodeInput(b); err != nil {
-		var ie *agent.InputError
+	if _, err := agenttools.DecodeInput(b); err != nil {
+		var ie *agenttools.InputError
 		if errors.As(err, &ie) && ie.NotObject {
 			return &gtc.Error{Code: gtc.CodeToolInputNotObject, Message: "Tool input must be a JSON object, got " + ie.Detail}
 		}
@@ -83,7 +82,7 @@ func (s *Server) handleAgentInvoke(c echo.Context) error {
 		return &gtc.Error{Code: gtc.CodeMalformedJSON, Message: "Request body is not valid JSON: " + msg}
 	}
 	r := c.Request()
-	call := tagging.ToolCall{Caller: gtc.CallerFrom(r.Context()), Via: "http", UserAgent: agent.CutUserAgent(r.UserAgent())}
+	call := agenttools.ToolCall{Caller: gtc.CallerFrom(r.Context()), Via: "http", UserAgent: agent.CutUserAgent(r.UserAgent())}
 	res, _ := s.agent.Invoke(r.Context(), call, param(c, "name"), b)
 	return writeJSON(c, http.StatusOK, res)
 }
@@ -126,14 +125,11 @@ func mcpErrors(h http.Handler) http.Handler {
 		if detail == "" {
 			detail = http.StatusText(cw.status)
 		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(errorBody{Detail: detail, Status: cw.status, Code: code})
+		b, _ := marshal(errorBody{Detail: detail, Status: cw.status, Code: code})
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Del("Content-Length")
 		w.WriteHeader(cw.status)
-		_, _ = w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		_, _ = w.Write(b)
 	})
 }
 

@@ -12,18 +12,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gtc-dev/gtc/agenttools"
 	"github.com/gtc-dev/gtc/api"
 	"github.com/gtc-dev/gtc/api/agent"
-	"github.com/gtc-dev/gtc/tagging"
 )
 
 // agentCalls records what the echo tool handlers saw.
 type agentCalls struct {
 	mu    sync.Mutex
-	calls []tagging.ToolCall
+	calls []agenttools.ToolCall
 }
 
-func (a *agentCalls) last(t *testing.T) tagging.ToolCall {
+func (a *agentCalls) last(t *testing.T) agenttools.ToolCall {
 	t.Helper()
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -41,15 +41,15 @@ func (a *agentCalls) count() int {
 // caller's user id. A dataset named "fail" is a tool error, like an unknown dataset.
 func echoTools(rec *agentCalls) map[string]agent.Handler {
 	out := map[string]agent.Handler{}
-	for _, name := range agent.Names() {
-		out[name] = func(_ context.Context, call tagging.ToolCall, args map[string]any) tagging.ToolResult {
+	for _, name := range agenttools.Names() {
+		out[name] = func(_ context.Context, call agenttools.ToolCall, args map[string]any) agenttools.ToolResult {
 			rec.mu.Lock()
 			rec.calls = append(rec.calls, call)
 			rec.mu.Unlock()
 			if args["dataset"] == "fail" {
-				return tagging.ToolFailure(tagging.CodeUnknownDataset, "Unknown dataset 'fail'.", map[string]any{"knownDatasets": []string{}})
+				return agenttools.ToolFailure(agenttools.CodeUnknownDataset, "Unknown dataset 'fail'.", map[string]any{"knownDatasets": []string{}})
 			}
-			return tagging.ToolResult{Content: name + " ok", Data: map[string]any{"tool": name, "args": args, "user": call.Caller.UserID}}
+			return agenttools.ToolResult{Content: name + " ok", Data: map[string]any{"tool": name, "args": args, "user": call.Caller.UserID}}
 		}
 	}
 	return out
@@ -73,7 +73,7 @@ func TestAgentListing(t *testing.T) {
 		}
 		assert.Equal(t, want, body["format"])
 		assert.Equal(t, h.tools.ToolsetVersion(), body["toolsetVersion"])
-		assert.Equal(t, agent.Instructions, body["instructions"])
+		assert.Equal(t, agenttools.Instructions, body["instructions"])
 		var names []string
 		for _, e := range body["tools"].([]any) {
 			el := e.(map[string]any)
@@ -99,7 +99,7 @@ func TestAgentListing(t *testing.T) {
 				assert.NotContains(t, s, comb)
 			}
 		}
-		assert.Equal(t, agent.Names(), names)
+		assert.Equal(t, agenttools.Names(), names)
 	}
 
 	for _, bad := range []string{"xml", "", "MCP"} {
@@ -313,7 +313,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	cs, err := h.mcpSession(map[string]string{"X-User-Id": "mcp-user", "User-Agent": "mcp-test/1"})
 	require.NoError(t, err)
 	ctx := context.Background()
-	assert.Equal(t, agent.Instructions, cs.InitializeResult().Instructions)
+	assert.Equal(t, agenttools.Instructions, cs.InitializeResult().Instructions)
 
 	listed, err := cs.ListTools(ctx, nil)
 	require.NoError(t, err)

@@ -29,6 +29,7 @@ import (
 	"github.com/gtc-dev/gtc/api/openapi"
 	"github.com/gtc-dev/gtc/codec"
 	"github.com/gtc-dev/gtc/export"
+	"github.com/gtc-dev/gtc/screen"
 	"github.com/gtc-dev/gtc/storage/cosmos"
 	"github.com/gtc-dev/gtc/storage/cosmos/cosmostest"
 	"github.com/gtc-dev/gtc/storage/localfs"
@@ -103,7 +104,7 @@ func newHarnessWith(t *testing.T, curMod func(*gtc.CuratorDeps), mods ...func(*a
 	require.NoError(t, err)
 	vocab := tagging.NewVocabulary(reg, nil, groups, st.TagStore(), st.TagDefinitions(), clock, nil)
 	deps := gtc.CuratorDeps{Store: st, Tagger: tagging.NewPipeline(reg, validators, nil), Vocabulary: vocab,
-		Clock: clock, IDs: gtc.NewIDGenerator(rand.Reader), Import: gtc.ImportChecks{PII: true, Duplicates: true},
+		Clock: clock, IDs: gtc.NewIDGenerator(rand.Reader), ImportScreen: screen.New(screen.Options{PII: true, Duplicates: true, Items: st.Items()}),
 		SelfServe: gtc.SelfServeOptions{DefaultLimit: 10, MaxLimit: 100}}
 	if curMod != nil {
 		curMod(&deps)

@@ -124,7 +124,7 @@ func TestRoutingRules(t *testing.T) {
 		{http.MethodGet, "/v1/nope", 404, "ROUTE_NOT_FOUND"},
 		{http.MethodGet, "/v1/datasets/", 404, "ROUTE_NOT_FOUND"},
 		{http.MethodGet, "/v1/ground-truths//x/y", 404, "ROUTE_NOT_FOUND"},
-		{http.MethodGet, "/", 404, "ROUTE_NOT_FOUND"},
+		{http.MethodGet, "/nope", 404, "ROUTE_NOT_FOUND"},
 		{http.MethodPatch, "/v1/datasets", 405, "METHOD_NOT_ALLOWED"},
 		{http.MethodOptions, "/v1/ground-truths", 405, "METHOD_NOT_ALLOWED"},
 		{http.MethodPost, "/healthz", 405, "METHOD_NOT_ALLOWED"},

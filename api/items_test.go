@@ -337,7 +337,7 @@ func TestImportPIIAndDuplicateWarnings(t *testing.T) {
 		"duplicateStatus": "approved", "matchReason": "exact question and answer match"}}, body["duplicateWarnings"])
 	assert.Equal(t, json.Number("1"), body["imported"], "warnings never block an import")
 
-	off := newHarnessWith(t, func(d *gtc.CuratorDeps) { d.Import = gtc.ImportChecks{} })
+	off := newHarnessWith(t, func(d *gtc.CuratorDeps) { d.ImportScreen = nil })
 	off.importItems(approved)
 	res = off.do(req{Method: http.MethodPost, Path: "/v1/ground-truths", Body: []any{dup}})
 	body = res.Object(t)

@@ -3,29 +3,41 @@ package api
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	stdjson "encoding/json"
 	"errors"
 	"iter"
 	"net/http"
 	"strconv"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/labstack/echo/v4"
 
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/codec"
 )
 
+// jsonOptions encode answers: the semantics of encoding/json (nil slices and maps are null,
+// map keys sorted, MarshalJSON output kept as written, an encoding/json Number written as the
+// number it holds) with jsontext's escaping (<, >, &, U+2028 and U+2029 as they are; invalid
+// UTF-8 as U+FFFD).
+var jsonOptions = json.JoinOptions(jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false), jsontext.EscapeForJS(false),
+	json.WithMarshalers(json.MarshalFunc(func(n stdjson.Number) ([]byte, error) {
+		if n == "" {
+			return []byte("0"), nil // as encoding/json writes it
+		}
+		return []byte(n), nil
+	})))
+
+// marshal encodes v compactly with jsonOptions.
+func marshal(v any) ([]byte, error) { return json.Marshal(v, jsonOptions) }
+
 // writeJSON answers with compact JSON: UTF-8, no HTML escaping, non-ASCII kept as is.
 func writeJSON(c echo.Context, status int, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := marshal(v)
+	if err != nil {
 		return err
-	}
-	b := buf.Bytes()
-	if n := len(b); n > 0 && b[n-1] == '\n' {
-		b = b[:n-1]
 	}
 	return writeRaw(c, status, b)
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gtc-dev/gtc"
-	"github.com/gtc-dev/gtc/api/agent"
+	"github.com/gtc-dev/gtc/agenttools"
 )
 
 // Permission is one entry of the permission table: an operation and the least role that
@@ -36,6 +36,8 @@ var permissions = []Permission{
 	{"route", "GET /readyz", gtc.RoleNone, "no principal needed"},
 	{"route", "GET /metrics", gtc.RoleViewer, ""},
 	{"route", StaticFilesRoute, gtc.RoleNone, "the curator frontend's files (`GTC_FRONTEND_DIR`); a signed-in principal"},
+	{"route", FrontDoorPage, gtc.RoleViewer, "gtc's home page with the live counts; the frontend's index instead when `GTC_FRONTEND_DIR` is set"},
+	{"route", DocsPage, gtc.RoleViewer, "the API reference, an HTML page"},
 
 	{"route", "GET /v1/openapi.json", gtc.RoleViewer, ""},
 	{"route", "GET /v1/schemas", gtc.RoleViewer, ""},
@@ -82,13 +84,13 @@ var permissions = []Permission{
 	{"route", "POST /v1/agent/tools/{name}", gtc.RoleViewer, "and the tool's role below"},
 	{"route", "POST /mcp", gtc.RoleViewer, "and the tool's role below"},
 
-	{"tool", agent.ToolManageTags, gtc.RoleCurator, "previews and executions"},
-	{"tool", agent.ToolUndoTagOperation, gtc.RoleCurator, "another user's operation needs admin"},
-	{"tool", agent.ToolListTagOperations, gtc.RoleViewer, ""},
-	{"tool", agent.ToolTagStats, gtc.RoleViewer, ""},
-	{"tool", agent.ToolDatasetStats, gtc.RoleViewer, ""},
-	{"tool", agent.ToolSearchItems, gtc.RoleViewer, ""},
-	{"tool", agent.ToolGetItem, gtc.RoleViewer, ""},
+	{"tool", agenttools.ToolManageTags, gtc.RoleCurator, "previews and executions"},
+	{"tool", agenttools.ToolUndoTagOperation, gtc.RoleCurator, "another user's operation needs admin"},
+	{"tool", agenttools.ToolListTagOperations, gtc.RoleViewer, ""},
+	{"tool", agenttools.ToolTagStats, gtc.RoleViewer, ""},
+	{"tool", agenttools.ToolDatasetStats, gtc.RoleViewer, ""},
+	{"tool", agenttools.ToolSearchItems, gtc.RoleViewer, ""},
+	{"tool", agenttools.ToolGetItem, gtc.RoleViewer, ""},
 
 	{"job", JobRecomputeTags, gtc.RoleAdmin, "`POST /v1/ground-truths/recompute-tags?async=true`"},
 	{"job", "agent tag execution", gtc.RoleCurator, "runs on after `manage_tags` or `undo_tag_operation` answers"},

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/agenttools"
 	"github.com/gtc-dev/gtc/api"
-	"github.com/gtc-dev/gtc/api/agent"
 	"github.com/gtc-dev/gtc/api/openapi"
 )
 
@@ -64,9 +64,9 @@ func TestPermissionTablePinsTheDestructiveOperations(t *testing.T) {
 		assert.Equal(t, gtc.RoleCurator, tableRole(t, "route", op), op)
 	}
 	assert.Equal(t, gtc.RoleAdmin, tableRole(t, "job", api.JobRecomputeTags))
-	for _, name := range agent.Names() {
+	for _, name := range agenttools.Names() {
 		want := gtc.RoleViewer
-		if name == agent.ToolManageTags || name == agent.ToolUndoTagOperation {
+		if name == agenttools.ToolManageTags || name == agenttools.ToolUndoTagOperation {
 			want = gtc.RoleCurator
 		}
 		assert.Equal(t, want, tableRole(t, "tool", name), "tool %s", name)
@@ -151,7 +151,7 @@ func TestEveryOperationEnforcesItsRole(t *testing.T) {
 				routeNeed := tableRole(t, "route", op)
 				names := []string{""}
 				if path == "/v1/agent/tools/{name}" {
-					names = agent.Names()
+					names = agenttools.Names()
 				}
 				for _, tool := range names {
 					r := operationRequest(h, f, method, path)
@@ -196,7 +196,7 @@ func TestEveryRegisteredRouteIsInTheTable(t *testing.T) {
 		tableRole(t, "route", name)
 	}
 	for _, p := range api.Permissions() {
-		if p.Kind == "route" && p.Name != api.StaticFilesRoute {
+		if p.Kind == "route" && p.Name != api.StaticFilesRoute && p.Name != api.FrontDoorPage && p.Name != api.DocsPage {
 			assert.True(t, served[p.Name], "the table's route %s is served", p.Name)
 		}
 	}
@@ -221,7 +221,7 @@ func TestMCPToolsFollowTheTable(t *testing.T) {
 		cs, err := h.mcpSession(roleHeaders("vic@example.com", roles))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = cs.Close() })
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: agent.ToolManageTags,
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: agenttools.ToolManageTags,
 			Arguments: map[string]any{"operation": "delete_tag", "tag": "topic:x"}})
 		require.NoError(t, err)
 		return res

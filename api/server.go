@@ -93,6 +93,7 @@ type Server struct {
 	docJSON     []byte
 	schemasOnce sync.Once
 	schemas     *openapi.Doc
+	page        pageState // the front door and the API reference
 }
 
 // Deps are the services the API serves.
@@ -144,7 +145,7 @@ func New(d Deps, opts Options) *Server {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.errorHandler
-	e.Use(s.base, s.sameOrigin(), s.identity, s.routeGuard)
+	e.Use(s.base, s.sameOrigin(), s.identity, s.routeGuard, s.pages)
 	s.e = e
 	s.routes()
 	return s

@@ -84,6 +84,7 @@ func (s *Server) EnableStatic(o StaticOptions) error {
 		return err
 	}
 	s.e.Use(s.static(o))
+	s.page.spa = true
 	return nil
 }
 

@@ -199,13 +199,14 @@ func TestStaticNeverServesReservedPaths(t *testing.T) {
 	res = staticGet(h, http.MethodGet, "/mcp")
 	assert.Equal(t, http.StatusMethodNotAllowed, res.Status, "%s", res.Body)
 	assert.Equal(t, "METHOD_NOT_ALLOWED", res.Object(t)["code"])
-	// /docs and /swagger redirect to the API docs; whatever they answer,
-	// it is not the directory's file nor the index.
-	for _, p := range []string{"/docs", "/docs/index.html", "/swagger"} {
-		res := staticGet(h, http.MethodGet, p)
-		assert.Contains(t, []int{http.StatusNotFound, http.StatusTemporaryRedirect}, res.Status, p)
-		assert.NotContains(t, string(res.Body), "static", p)
-		assert.NotEqual(t, staticIndex, string(res.Body), p)
+	// /docs is gtc's API reference, and below it and /swagger there is nothing: neither
+	// the directory's file nor the index.
+	res = staticGet(h, http.MethodGet, "/docs")
+	require.Equal(t, http.StatusOK, res.Status)
+	assert.Contains(t, string(res.Body), "API reference")
+	assert.NotContains(t, string(res.Body), "static docs")
+	for _, p := range []string{"/docs/index.html", "/swagger"} {
+		requireRouteNotFound(t, staticGet(h, http.MethodGet, p), p)
 	}
 }
 
@@ -251,9 +252,18 @@ func TestStaticNeedsIdentityInEasyAuth(t *testing.T) {
 func TestStaticUnsetServesNothing(t *testing.T) {
 	h := newHarness(t)
 	require.NoError(t, h.api.EnableStatic(api.StaticOptions{}))
-	for _, p := range []string{"/", "/index.html", "/foo/bar"} {
+	for _, p := range []string{"/index.html", "/foo/bar"} {
 		requireRouteNotFound(t, staticGet(h, http.MethodGet, p), p)
 	}
+	requireFrontDoor(t, staticGet(h, http.MethodGet, "/"), "/ without a frontend")
+}
+
+// requireFrontDoor checks that res is gtc's own front door, not a file.
+func requireFrontDoor(t *testing.T, res *response, what string) {
+	t.Helper()
+	require.Equal(t, http.StatusOK, res.Status, "%s: %s", what, res.Body)
+	assert.Equal(t, "text/html; charset=utf-8", res.Header.Get("Content-Type"), what)
+	assert.Contains(t, string(res.Body), "<title>gtc — Ground Truth Curator</title>", what)
 }
 
 func TestStaticStartupCheck(t *testing.T) {
@@ -276,7 +286,7 @@ func TestStaticStartupCheck(t *testing.T) {
 
 	h := newHarness(t)
 	require.Error(t, h.api.EnableStatic(api.StaticOptions{Dir: t.TempDir()}), "an empty directory has no index")
-	requireRouteNotFound(t, staticGet(h, http.MethodGet, "/"), "/ after a refused EnableStatic")
+	requireFrontDoor(t, staticGet(h, http.MethodGet, "/"), "/ after a refused EnableStatic")
 }
 
 func TestStaticCustomIndex(t *testing.T) {

@@ -17,8 +17,8 @@ echo "gtc migrate: 100,000 legacy documents in SQLite (GTC_BENCH_MIGRATE_N to ch
 go test -run '^$' -bench MigrateSQLite -benchtime 1x -timeout 30m ./migrate/
 echo "Agent tools on 100,000 items in SQLite: tag_stats, a rename preview touching 10,000 items, its execution"
 go test -run '^$' -bench TagStats -benchtime 30x -timeout 30m ./storage/sqlite/
-go test -run '^$' -bench AgentPreviewRename -benchtime 5x -timeout 30m ./tagging/
-go test -run '^$' -bench AgentExecuteRename -benchtime 2x -timeout 30m ./tagging/
+go test -run '^$' -bench AgentPreviewRename -benchtime 5x -timeout 30m ./agenttools/
+go test -run '^$' -bench AgentExecuteRename -benchtime 2x -timeout 30m ./agenttools/
 if [ "${SKIP_COSMOS_BENCH:-0}" != 1 ]; then
   echo "Cosmos DB store benchmarks against the test server at $COSMOS_ENDPOINT (a lower bound: see BENCHMARKS.md)"
   GTC_TEST_COSMOS_ENDPOINT="$COSMOS_ENDPOINT" GTC_TEST_COSMOS_FLAVOR="$flavor" \

@@ -278,3 +278,15 @@ func sortedUnique(tags []string) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// NormalizeFilterTag normalizes one tag an agent tool filters or changes by, like Normalize,
+// except that "dataset:<name>" keeps the name as given (trimmed), since computed dataset tags
+// carry the dataset name byte for byte.
+func NormalizeFilterTag(raw string) (string, error) {
+	if g, v, ok := strings.Cut(raw, ":"); ok && strings.EqualFold(strings.TrimSpace(g), "dataset") {
+		if v = strings.TrimSpace(v); v != "" && !hasForbiddenChar(v) {
+			return "dataset:" + v, nil
+		}
+	}
+	return Normalize(raw)
+}

@@ -1,7 +1,8 @@
-// Package agent is the transport of the agent tool endpoint: the seven
-// tool definitions and their listing, the input checks every tool shares, dispatch to the
-// tool handlers, and the MCP server. What a tool does is the handler's business (package
-// tagging); this package only makes sure a handler sees a checked input and its caller.
+// Package agent is the transport of the agent tool endpoint: the listing of the tool
+// definitions in each client's format, dispatch to the tool handlers, and the MCP server.
+// What a tool is (its definition, argument schema and checks, result envelope) and what it
+// does belong to package agenttools; this package only makes sure a handler sees a checked
+// input and its caller, over HTTP or MCP.
 package agent
 
 import (
@@ -18,13 +19,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gtc-dev/gtc"
-	"github.com/gtc-dev/gtc/tagging"
+	"github.com/gtc-dev/gtc/agenttools"
 )
 
 // Handler runs one tool. args holds the checked input with defaults applied, as Go values:
 // string, bool, int and []string; an absent optional key without a default is absent. A
 // handler answers every outcome, errors included, with an envelope.
-type Handler func(ctx context.Context, call tagging.ToolCall, args map[string]any) tagging.ToolResult
+type Handler func(ctx context.Context, call agenttools.ToolCall, args map[string]any) agenttools.ToolResult
 
 // Options configure the tools.
 type Options struct {
@@ -54,31 +55,14 @@ type Tools struct {
 	server  *mcp.Server
 }
 
-// definition is what is fixed about a tool: what every listing publishes.
-type definition struct {
-	Name, Title, Description, Schema string
-	// Writes marks the two tools that change items (destructiveHint); the others are
-	// read-only (readOnlyHint).
-	Writes bool
-}
-
 // tool is a definition bound to its handler and its parsed schema.
 type tool struct {
-	definition
+	agenttools.Definition
 	handler Handler
-	check   *checker
+	check   *agenttools.Checker
 	mcp     *mcp.Tool
 	// hasDryRun marks the tools that preview or execute (their schema has dry_run).
 	hasDryRun bool
-}
-
-// Names returns the tool names in the fixed listing order.
-func Names() []string {
-	out := make([]string, len(definitions))
-	for i, d := range definitions {
-		out[i] = d.Name
-	}
-	return out
 }
 
 // New binds a handler to each of the seven tools. Every tool needs a handler and every
@@ -95,17 +79,17 @@ func New(handlers map[string]Handler, opts Options) (*Tools, error) {
 		t.log = slog.New(slog.DiscardHandler)
 	}
 	var missing []string
-	for _, d := range definitions {
+	for _, d := range agenttools.Definitions() {
 		h := handlers[d.Name]
 		if h == nil {
 			missing = append(missing, d.Name)
 			continue
 		}
-		c, err := newChecker(d.Name, d.Schema)
+		c, err := agenttools.NewChecker(d)
 		if err != nil {
 			return nil, fmt.Errorf("agent: schema of %s: %w", d.Name, err)
 		}
-		tl := &tool{definition: d, handler: h, check: c, hasDryRun: strings.Contains(d.Schema, `"dry_run"`)}
+		tl := &tool{Definition: d, handler: h, check: c, hasDryRun: d.Previews()}
 		t.defs = append(t.defs, tl)
 		t.byName[d.Name] = tl
 	}
@@ -117,7 +101,7 @@ func New(handlers map[string]Handler, opts Options) (*Tools, error) {
 			return nil, fmt.Errorf("agent: handler for unknown tool %q", name)
 		}
 	}
-	v, err := toolsetVersion()
+	v, err := agenttools.ToolsetVersion()
 	if err != nil {
 		return nil, err
 	}
@@ -137,10 +121,10 @@ func (t *Tools) ToolsetVersion() string { return t.version }
 // FORBIDDEN envelope naming the role needed. Input that is not a JSON object, fails the schema
 // or breaks a per-operation rule is an INVALID_INPUT envelope; the handler does not run. A
 // handler that panics gives an INTERNAL envelope with the id of the log line.
-func (t *Tools) Invoke(ctx context.Context, call tagging.ToolCall, name string, input []byte) (res tagging.ToolResult, known bool) {
+func (t *Tools) Invoke(ctx context.Context, call agenttools.ToolCall, name string, input []byte) (res agenttools.ToolResult, known bool) {
 	tl := t.byName[name]
 	if tl == nil {
-		return tagging.ToolResult{}, false
+		return agenttools.ToolResult{}, false
 	}
 	mode := "read"
 	if tl.hasDryRun {
@@ -154,14 +138,14 @@ func (t *Tools) Invoke(ctx context.Context, call tagging.ToolCall, name string, 
 		if e, ok := gtc.AsError(err); ok {
 			msg = e.Message
 		}
-		return tagging.ToolFailure(tagging.CodeForbidden, msg+".", nil), true
+		return agenttools.ToolFailure(agenttools.CodeForbidden, msg+".", nil), true
 	}
-	raw, err := DecodeInput(input)
+	raw, err := agenttools.DecodeInput(input)
 	if err != nil {
-		return tagging.ToolFailure(tagging.CodeInvalidInput, "Invalid input: "+err.Error()+".",
-			map[string]any{"fields": []tagging.FieldProblem{{Field: "body", Message: err.Error()}}}), true
+		return agenttools.ToolFailure(agenttools.CodeInvalidInput, "Invalid input: "+err.Error()+".",
+			map[string]any{"fields": []agenttools.FieldProblem{{Field: "body", Message: err.Error()}}}), true
 	}
-	args, fail := tl.check.check(raw)
+	args, fail := tl.check.Check(raw)
 	if dry, isBool := raw["dry_run"].(bool); tl.hasDryRun && isBool && !dry {
 		mode = "execute"
 	}
@@ -173,7 +157,7 @@ func (t *Tools) Invoke(ctx context.Context, call tagging.ToolCall, name string, 
 
 // Outcome is "ok" for a successful result and the lower-cased error code of a failure
 // ("internal" when the envelope has none).
-func Outcome(res tagging.ToolResult) string {
+func Outcome(res agenttools.ToolResult) string {
 	if !res.IsError {
 		return "ok"
 	}
@@ -189,7 +173,7 @@ func Outcome(res tagging.ToolResult) string {
 
 // run calls the handler and turns a panic into an INTERNAL envelope: the handler may have
 // been anywhere in a write, so the text sends the model to the audit log before a retry.
-func (t *Tools) run(ctx context.Context, tl *tool, call tagging.ToolCall, args map[string]any) (res tagging.ToolResult) {
+func (t *Tools) run(ctx context.Context, tl *tool, call agenttools.ToolCall, args map[string]any) (res agenttools.ToolResult) {
 	defer func() {
 		if rec := recover(); rec != nil {
 			id := newErrorID()
@@ -197,7 +181,7 @@ func (t *Tools) run(ctx context.Context, tl *tool, call tagging.ToolCall, args m
 				"via", call.Via, "panic", fmt.Sprint(rec), "stack", string(debug.Stack()))
 			msg := "Internal error (error id " + id + "); the server log has the details. " +
 				"Check list_tag_operations before retrying a change."
-			res = tagging.ToolFailure(tagging.CodeInternal, msg, map[string]any{"errorId": id})
+			res = agenttools.ToolFailure(agenttools.CodeInternal, msg, map[string]any{"errorId": id})
 		}
 	}()
 	return tl.handler(ctx, call, args)

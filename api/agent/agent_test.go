@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/agenttools"
 	"github.com/gtc-dev/gtc/api/agent"
-	"github.com/gtc-dev/gtc/tagging"
 )
 
 var order = []string{"manage_tags", "undo_tag_operation", "list_tag_operations", "tag_stats", "dataset_stats", "search_items", "get_item"}
@@ -40,7 +40,7 @@ func TestNewNeedsEveryHandlerAndAResolver(t *testing.T) {
 
 func TestListingFormats(t *testing.T) {
 	tools := newTools(t, &seen{}, nil)
-	assert.Equal(t, order, agent.Names())
+	assert.Equal(t, order, agenttools.Names())
 	assert.Regexp(t, `^[0-9a-f]{12}$`, tools.ToolsetVersion())
 
 	cases := []struct {
@@ -71,8 +71,8 @@ func TestListingFormats(t *testing.T) {
 			body := plain(t, l).(map[string]any)
 			assert.Equal(t, tc.want, body["format"])
 			assert.Equal(t, tools.ToolsetVersion(), body["toolsetVersion"])
-			assert.Equal(t, agent.Instructions, body["instructions"])
-			assert.True(t, strings.HasPrefix(agent.Instructions, "You help curators maintain ground-truth items."))
+			assert.Equal(t, agenttools.Instructions, body["instructions"])
+			assert.True(t, strings.HasPrefix(agenttools.Instructions, "You help curators maintain ground-truth items."))
 			list := body["tools"].([]any)
 			require.Len(t, list, 7)
 			var names []any
@@ -136,9 +136,9 @@ func TestListingCarriesTheSpecDefinitions(t *testing.T) {
 	assert.Equal(t, "^op_[0-9A-HJKMNP-TV-Z]{26}$", undo["properties"].(map[string]any)["operation_id"].(map[string]any)["pattern"])
 }
 
-func invoke(t *testing.T, tools *agent.Tools, name, input string) tagging.ToolResult {
+func invoke(t *testing.T, tools *agent.Tools, name, input string) agenttools.ToolResult {
 	t.Helper()
-	res, known := tools.Invoke(context.Background(), tagging.ToolCall{Caller: gtc.Caller{UserID: "u"}, Via: "http"}, name, []byte(input))
+	res, known := tools.Invoke(context.Background(), agenttools.ToolCall{Caller: gtc.Caller{UserID: "u"}, Via: "http"}, name, []byte(input))
 	require.True(t, known)
 	return res
 }
@@ -260,7 +260,7 @@ func TestArgumentsReachTheHandlerTypedAndDefaulted(t *testing.T) {
 		})
 	}
 
-	_, known := tools.Invoke(context.Background(), tagging.ToolCall{}, "nope", nil)
+	_, known := tools.Invoke(context.Background(), agenttools.ToolCall{}, "nope", nil)
 	assert.False(t, known)
 	assert.True(t, tools.Has("get_item"))
 	assert.False(t, tools.Has("Get_Item"))

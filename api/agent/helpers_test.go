@@ -13,19 +13,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/agenttools"
 	"github.com/gtc-dev/gtc/api/agent"
-	"github.com/gtc-dev/gtc/tagging"
 )
 
 // seen records the last call of a fake handler.
 type seen struct {
 	mu   sync.Mutex
-	call tagging.ToolCall
+	call agenttools.ToolCall
 	args map[string]any
 	n    int
 }
 
-func (s *seen) last() (tagging.ToolCall, map[string]any, int) {
+func (s *seen) last() (agenttools.ToolCall, map[string]any, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.call, s.args, s.n
@@ -35,8 +35,8 @@ func (s *seen) last() (tagging.ToolCall, map[string]any, int) {
 // "fail" answers a tool error, "boom" panics.
 func echoHandlers(s *seen) map[string]agent.Handler {
 	out := map[string]agent.Handler{}
-	for _, name := range agent.Names() {
-		out[name] = func(_ context.Context, call tagging.ToolCall, args map[string]any) tagging.ToolResult {
+	for _, name := range agenttools.Names() {
+		out[name] = func(_ context.Context, call agenttools.ToolCall, args map[string]any) agenttools.ToolResult {
 			s.mu.Lock()
 			s.call, s.args, s.n = call, args, s.n+1
 			s.mu.Unlock()
@@ -44,10 +44,10 @@ func echoHandlers(s *seen) map[string]agent.Handler {
 			case "boom":
 				panic("handler exploded")
 			case "fail":
-				return tagging.ToolFailure(tagging.CodeUnknownDataset, "Unknown dataset 'fail'.",
+				return agenttools.ToolFailure(agenttools.CodeUnknownDataset, "Unknown dataset 'fail'.",
 					map[string]any{"knownDatasets": []string{"a", "b"}})
 			}
-			return tagging.ToolResult{Content: name + " ok",
+			return agenttools.ToolResult{Content: name + " ok",
 				Data: map[string]any{"tool": name, "args": args, "user": call.Caller.UserID, "via": call.Via}}
 		}
 	}

@@ -1,13 +1,13 @@
 package agent
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gtc-dev/gtc/agenttools"
 )
 
 // Listing formats.
@@ -60,7 +60,7 @@ func (t *Tools) Listing(format string) (*Listing, error) {
 	if format == "" {
 		format = FormatAnthropic
 	}
-	l := &Listing{Format: format, ToolsetVersion: t.version, Instructions: Instructions, Tools: make([]any, 0, len(t.defs))}
+	l := &Listing{Format: format, ToolsetVersion: t.version, Instructions: agenttools.Instructions, Tools: make([]any, 0, len(t.defs))}
 	for _, tl := range t.defs {
 		switch format {
 		case FormatAnthropic:
@@ -79,35 +79,10 @@ func (t *Tools) Listing(format string) (*Listing, error) {
 
 // annotations are the MCP hints of a tool: read-only for the five readers, destructive for
 // the two writers.
-func (d definition) annotations() *mcp.ToolAnnotations {
+func annotations(d agenttools.Definition) *mcp.ToolAnnotations {
 	if d.Writes {
 		yes := true
 		return &mcp.ToolAnnotations{DestructiveHint: &yes}
 	}
 	return &mcp.ToolAnnotations{ReadOnlyHint: true}
-}
-
-// toolsetVersion is the first 12 hex digits of the SHA-256 of the canonical definitions: the
-// seven tools in order, each with name, title, description, schema and annotations, as JSON
-// with sorted keys and no insignificant whitespace. Any change to a definition changes it.
-func toolsetVersion() (string, error) {
-	canon := make([]map[string]any, 0, len(definitions))
-	for _, d := range definitions {
-		var schema any
-		if err := json.Unmarshal([]byte(d.Schema), &schema); err != nil {
-			return "", fmt.Errorf("agent: schema of %s: %w", d.Name, err)
-		}
-		ann := map[string]any{"readOnlyHint": true}
-		if d.Writes {
-			ann = map[string]any{"destructiveHint": true}
-		}
-		canon = append(canon, map[string]any{"name": d.Name, "title": d.Title, "description": d.Description,
-			"inputSchema": schema, "annotations": ann})
-	}
-	b, err := json.Marshal(canon)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])[:12], nil
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/gtc-dev/gtc/tagging"
+	"github.com/gtc-dev/gtc/agenttools"
 )
 
 // MCPServerName is the implementation name the MCP server reports.
@@ -18,10 +18,10 @@ const MCPServerName = "ground-truth-curator"
 // its own rules and word its own errors, and MCP answers would drift from HTTP answers.
 func (t *Tools) buildMCP() {
 	t.server = mcp.NewServer(&mcp.Implementation{Name: MCPServerName, Version: t.opts.Version},
-		&mcp.ServerOptions{Instructions: Instructions})
+		&mcp.ServerOptions{Instructions: agenttools.Instructions})
 	for _, tl := range t.defs {
 		tl.mcp = &mcp.Tool{Name: tl.Name, Title: tl.Title, Description: tl.Description,
-			InputSchema: json.RawMessage(tl.Schema), Annotations: tl.annotations()}
+			InputSchema: json.RawMessage(tl.Schema), Annotations: annotations(tl.Definition)}
 		t.server.AddTool(tl.mcp, t.mcpHandler(tl))
 	}
 }
@@ -52,7 +52,7 @@ func (t *Tools) mcpHandler(tl *tool) mcp.ToolHandler {
 		if err != nil {
 			return nil, err
 		}
-		call := tagging.ToolCall{Caller: caller, Via: "mcp", UserAgent: CutUserAgent(h.Get("User-Agent"))}
+		call := agenttools.ToolCall{Caller: caller, Via: "mcp", UserAgent: CutUserAgent(h.Get("User-Agent"))}
 		var input []byte
 		if req.Params != nil {
 			input = req.Params.Arguments

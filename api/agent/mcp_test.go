@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/agenttools"
 	"github.com/gtc-dev/gtc/api/agent"
 )
 
@@ -38,7 +39,7 @@ func TestMCPInProcess(t *testing.T) {
 	require.NotNil(t, init)
 	assert.Equal(t, "ground-truth-curator", init.ServerInfo.Name)
 	assert.Equal(t, "test-version", init.ServerInfo.Version)
-	assert.Equal(t, agent.Instructions, init.Instructions)
+	assert.Equal(t, agenttools.Instructions, init.Instructions)
 
 	// tools/list equals the mcp listing, element for element (the SDK lists by name; the
 	// listing keeps the fixed order).

@@ -10,6 +10,10 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // Doc is a built OpenAPI document as plain JSON values (map[string]any, []any, string, float64,
@@ -92,15 +96,10 @@ func Document(prefix, version string) *Doc {
 	return &Doc{root: plain, json: raw}
 }
 
-// marshal encodes compactly and leaves <, > and & as they are.
+// marshal encodes compactly with the semantics of encoding/json (map keys sorted) and the
+// escaping of jsontext: <, >, &, U+2028 and U+2029 are left as they are.
 func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return jsonv2.Marshal(v, jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false), jsontext.EscapeForJS(false))
 }
 
 // JSON returns the document as compact JSON without HTML escaping.

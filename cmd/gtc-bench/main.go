@@ -59,7 +59,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	var o options
 	fs := flag.NewFlagSet("gtc-bench", flag.ContinueOnError)
 	fs.StringVar(&o.gtc, "gtc", "bin/gtc", "path of the gtc binary")
-	fs.StringVar(&o.gtcOld, "gtc-old", "", "hostile suite: a second gtc binary measured side by side with --gtc")
+	fs.StringVar(&o.gtcOld, "gtc-old", "", "hostile and compare suites: a second gtc binary measured side by side with --gtc")
 	fs.IntVar(&o.items, "items", 100000, "items to seed")
 	fs.IntVar(&o.datasets, "datasets", 10, "datasets to spread them over")
 	fs.IntVar(&o.listN, "list-requests", 2000, "list requests to time")
@@ -68,22 +68,22 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&o.writeTime, "write-duration", 15*time.Second, "how long the write phase runs")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data directory")
 	fs.StringVar(&o.dataDir, "data-dir", "", "reuse this data directory (seeded when empty)")
-	fs.StringVar(&o.suite, "suite", "all", "what to measure: api, export, instrumentation, hostile or all (api and export)")
-	fs.IntVar(&o.exportN, "export-items", 100000, "approved items in the export suite's store")
+	fs.StringVar(&o.suite, "suite", "all", "what to measure: api, export, instrumentation, hostile, compare or all (api and export)")
+	fs.IntVar(&o.exportN, "export-items", 100000, "approved items in the export and compare suites' store")
 	fs.StringVar(&o.exportDir, "export-data-dir", "", "reuse this data directory for the export suite (seeded when empty)")
 	fs.StringVar(&o.blobCS, "blob-connection-string", os.Getenv("GTC_BENCH_BLOB_CONNECTION_STRING"),
 		"Blob (Azurite) connection string for the Blob export figures; empty skips them")
-	fs.IntVar(&o.rounds, "rounds", 6, "instrumentation suite: interleaved rounds of each variant")
+	fs.IntVar(&o.rounds, "rounds", 6, "instrumentation and compare suites: interleaved rounds of each variant")
 	fs.IntVar(&o.instrListN, "instr-list-requests", 1000, "instrumentation suite: list requests timed per round")
 	fs.IntVar(&o.instrWarmup, "instr-warmup", 100, "instrumentation suite: untimed list requests before them")
-	fs.DurationVar(&o.instrWriteTime, "instr-write-duration", 10*time.Second, "instrumentation suite: PUT phase per round")
+	fs.DurationVar(&o.instrWriteTime, "instr-write-duration", 10*time.Second, "instrumentation and compare suites: PUT phase per round")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	switch o.suite {
-	case "api", "export", "instrumentation", "hostile", "all":
+	case "api", "export", "instrumentation", "hostile", "compare", "all":
 	default:
-		return fmt.Errorf("--suite %q: must be api, export, instrumentation, hostile or all", o.suite)
+		return fmt.Errorf("--suite %q: must be api, export, instrumentation, hostile, compare or all", o.suite)
 	}
 	dir := o.dataDir
 	if dir == "" && (o.suite != "export" || o.exportDir == "") {
@@ -100,6 +100,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if o.suite == "instrumentation" {
 		fmt.Fprintf(out, "data dir   %s\n\n", dir)
 		return instrumentationSuite(ctx, o, dir, out)
+	}
+	if o.suite == "compare" {
+		fmt.Fprintf(out, "data dir   %s\n", dir)
+		return compareSuite(ctx, o, dir, out)
 	}
 	if o.suite == "hostile" {
 		fmt.Fprintf(out, "data dir   %s\n", dir)

@@ -4,21 +4,21 @@ import (
 	"context"
 	"time"
 
+	"github.com/gtc-dev/gtc/agenttools"
 	"github.com/gtc-dev/gtc/api"
 	"github.com/gtc-dev/gtc/api/agent"
-	"github.com/gtc-dev/gtc/tagging"
 )
 
 // agentTools builds the agent tool endpoint: the read tools, the bulk tag
 // operations with their audit log in the store, and the registry the HTTP routes and the
 // MCP server share. It repairs operations a crash left running before anything is served.
-func (a *app) agentTools(ctx context.Context) (*agent.Tools, *tagging.Bulk, error) {
+func (a *app) agentTools(ctx context.Context) (*agent.Tools, *agenttools.Bulk, error) {
 	cfg := a.cfg
 	known := a.curator.Vocabulary().KnownTags
-	reads := tagging.NewReads(tagging.ReadsDeps{Store: a.store, Registry: a.tagger.Registry(), Known: known,
+	reads := agenttools.NewReads(agenttools.ReadsDeps{Store: a.store, Registry: a.tagger.Registry(), Known: known,
 		Timeout: cfg.AgentToolTimeout.D(), Logger: a.log})
-	bulk := tagging.NewBulk(tagging.BulkDeps{Items: a.store.Items(), Saver: a.curator, Audit: a.store.AgentOperations(),
-		Pipeline: a.tagger, Known: known, Clock: a.clock, Log: a.log}, tagging.BulkOptions{
+	bulk := agenttools.NewBulk(agenttools.BulkDeps{Items: a.store.Items(), Saver: a.curator, Audit: a.store.AgentOperations(),
+		Pipeline: a.tagger, Known: known, Clock: a.clock, Log: a.log}, agenttools.BulkOptions{
 		MaxItems: cfg.AgentMaxItems, PreviewTTL: cfg.AgentPreviewTTL.D(), CacheSize: cfg.AgentPreviewCacheSize,
 		CacheItems: cfg.AgentPreviewCacheItems, PerUser: cfg.AgentPreviewsPerUser, WritesPerSecond: cfg.AgentWritesPerSecond,
 		MaxConcurrentOps: cfg.AgentMaxConcurrentOps, WriteRetries: cfg.AgentWriteRetries, ToolTimeout: cfg.AgentToolTimeout.D(),
@@ -51,8 +51,8 @@ func (a *app) agentTools(ctx context.Context) (*agent.Tools, *tagging.Bulk, erro
 }
 
 // readTool adapts a read tool, which needs no caller, to the handler signature.
-func readTool(f func(context.Context, map[string]any) tagging.ToolResult) agent.Handler {
-	return func(ctx context.Context, _ tagging.ToolCall, args map[string]any) tagging.ToolResult {
+func readTool(f func(context.Context, map[string]any) agenttools.ToolResult) agent.Handler {
+	return func(ctx context.Context, _ agenttools.ToolCall, args map[string]any) agenttools.ToolResult {
 		return f(ctx, args)
 	}
 }
@@ -71,7 +71,7 @@ func hourly(ctx context.Context, fn func()) {
 
 // retainAgentOperations deletes audit entries past GTC_AGENT_AUDIT_RETENTION_DAYS at
 // startup and then hourly, until ctx ends.
-func (a *app) retainAgentOperations(ctx context.Context, bulk *tagging.Bulk) {
+func (a *app) retainAgentOperations(ctx context.Context, bulk *agenttools.Bulk) {
 	days := a.cfg.AgentAuditRetentionDays
 	if days <= 0 {
 		return

@@ -100,11 +100,10 @@ func TestE2EBrowser(t *testing.T) {
 	}
 }
 
-// runPage opens url in a fresh headless Chromium, waits until the page sets its title to
-// "done", and returns the page's report and what the page wrote to its console.
-func runPage(t *testing.T, browser, url string) ([]e2eStep, []string) {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
+// chromiumOptions start browser headless, with a fresh profile and nothing running in the
+// background.
+func chromiumOptions(t *testing.T, browser string) []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(browser),
 		chromedp.Flag("headless", true),
 		chromedp.Flag("no-sandbox", true),
@@ -116,7 +115,13 @@ func runPage(t *testing.T, browser, url string) ([]e2eStep, []string) {
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(t.TempDir()),
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+}
+
+// runPage opens url in a fresh headless Chromium, waits until the page sets its title to
+// "done", and returns the page's report and what the page wrote to its console.
+func runPage(t *testing.T, browser, url string) ([]e2eStep, []string) {
+	t.Helper()
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromiumOptions(t, browser)...)
 	defer cancelAlloc()
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/importer"
 	"github.com/gtc-dev/gtc/migrate"
 	"github.com/gtc-dev/gtc/tagging"
 )
@@ -396,7 +397,7 @@ func runMigrateConvert(ctx context.Context, args []string, stdin io.Reader, stdo
 	br := bufio.NewReaderSize(src, 64<<10)
 	format := "jsonl"
 	if ext := strings.ToLower(filepath.Ext(*in)); ext != ".jsonl" && ext != ".ndjson" {
-		if first, ferr := firstByte(br); ferr == nil && first == '[' {
+		if first, ferr := importer.FirstByte(br); ferr == nil && first == '[' {
 			format = "json"
 		}
 	}
@@ -406,7 +407,7 @@ func runMigrateConvert(ctx context.Context, args []string, stdin io.Reader, stdo
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		i := 0
-		err = readElements(br, *in, format, func(el []byte) error {
+		err = importer.ReadElements(br, *in, format, func(el []byte) error {
 			if ctx.Err() != nil {
 				return errInterrupted
 			}
@@ -447,7 +448,7 @@ func runMigrateConvert(ctx context.Context, args []string, stdin io.Reader, stdo
 		return errInterrupted
 	}
 	if err != nil {
-		var bad badInputError
+		var bad importer.BadInputError
 		if inputErr != nil || errors.As(err, &bad) {
 			return usageError("migrate convert: --in %s: %v (nothing was written)", *in, err)
 		}

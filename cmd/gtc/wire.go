@@ -17,6 +17,7 @@ import (
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/config"
 	"github.com/gtc-dev/gtc/export"
+	"github.com/gtc-dev/gtc/screen"
 	"github.com/gtc-dev/gtc/storage/azsearch"
 	"github.com/gtc-dev/gtc/storage/blob"
 	"github.com/gtc-dev/gtc/storage/cosmos"
@@ -257,7 +258,8 @@ func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger, maintenan
 		Store: st, Tagger: pipeline, Vocabulary: vocab, Clock: clock, IDs: gtc.NewIDGenerator(rand.Reader), Log: log,
 		RecomputeBatch: cfg.RecomputeBatchSize,
 		SelfServe:      gtc.SelfServeOptions{DefaultLimit: cfg.SelfServeLimit, MaxLimit: cfg.SelfServeMax, Allocation: alloc},
-		Import:         gtc.ImportChecks{PII: bool(cfg.PiiDetectionEnabled), Duplicates: bool(cfg.DuplicateDetectionEnabled)},
+		ImportScreen: screen.New(screen.Options{PII: bool(cfg.PiiDetectionEnabled), Duplicates: bool(cfg.DuplicateDetectionEnabled),
+			Items: st.Items(), Log: log}),
 	}
 	a.store, a.tagger, a.curator, a.curatorDeps = st, pipeline, gtc.NewCurator(deps), deps
 	return a, nil

@@ -10,11 +10,12 @@ import (
 	"time"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/agenttools"
 	"github.com/gtc-dev/gtc/tagging"
 	"github.com/stretchr/testify/require"
 )
 
-// BenchmarkTagStats measures the tag_stats agent tool (tagging.Reads.TagStats, counting
+// BenchmarkTagStats measures the tag_stats agent tool (agenttools.Reads.TagStats, counting
 // through CountTags on the item_tags index) on a file store of GTC_BENCH_TAG_ITEMS items
 // (default 100,000, built once; about a minute), over 10 datasets with real computed tags
 // and zero to three manual tags per item:
@@ -27,7 +28,7 @@ func BenchmarkTagStats(b *testing.B) {
 	s, reg := openTagBenchStore(b, n, "NORMAL")
 	ctx := context.Background()
 	known := func(context.Context) ([]string, error) { return tagFixtureManual[:10], nil }
-	reads := tagging.NewReads(tagging.ReadsDeps{Store: s, Registry: reg, Known: known})
+	reads := agenttools.NewReads(agenttools.ReadsDeps{Store: s, Registry: reg, Known: known})
 	cases := []struct {
 		name string
 		args map[string]any
@@ -52,7 +53,7 @@ func BenchmarkTagStats(b *testing.B) {
 			lat.report(b)
 		})
 	}
-	plain := tagging.NewReads(tagging.ReadsDeps{Store: tagBenchPlainStore{Store: s, items: tagBenchPlainItems{s.Items()}}, Registry: reg, Known: known})
+	plain := agenttools.NewReads(agenttools.ReadsDeps{Store: tagBenchPlainStore{Store: s, items: tagBenchPlainItems{s.Items()}}, Registry: reg, Known: known})
 	b.Run("scan-fallback/all", func(b *testing.B) {
 		for b.Loop() {
 			if res := plain.TagStats(ctx, cases[0].args); res.IsError {

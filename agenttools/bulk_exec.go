@@ -1,0 +1,416 @@
+package agenttools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gtc-dev/gtc"
+)
+
+const (
+	// journalChunk is how many items are journaled and written per step.
+	journalChunk = 100
+	// outageFailures consecutive failed items abort a run as a store outage.
+	outageFailures = 20
+	// execWriters is how many item writes of one execution run at once.
+	execWriters = 16
+)
+
+// execution is one running operation.
+type execution struct {
+	op      *gtc.AgentOperation
+	plan    *plan
+	entries []gtc.AgentOpItem
+	done    chan struct{}
+
+	mu        sync.Mutex
+	processed int
+	counts    gtc.AgentOpCounts
+	failures  int    // failed items in a row
+	outcome   string // completed while the walk goes on; failed or interrupted stop it
+}
+
+// stopped reports whether the walk must stop.
+func (e *execution) stopped() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.outcome != gtc.AgentOpCompleted
+}
+
+// stop ends the walk with outcome, unless it already ended.
+func (e *execution) stop(outcome string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.outcome == gtc.AgentOpCompleted {
+		e.outcome = outcome
+	}
+}
+
+// record stores the result of item i and counts failures in a row.
+func (e *execution) record(i int, res, reason string, it *gtc.Item) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	en := &e.entries[i]
+	en.Result = res
+	if reason != "" {
+		en.Reason = &reason
+	}
+	if it != nil {
+		etag := it.ETag
+		en.ETagAfter = &etag
+		en.ManualTagsAfter = slices.Clone(it.ManualTags)
+	}
+	e.processed++
+	bump(&e.counts, res)
+	if res == gtc.AgentItemFailed {
+		e.failures++
+	} else {
+		e.failures = 0
+	}
+	if e.failures >= outageFailures && e.outcome == gtc.AgentOpCompleted {
+		e.outcome = gtc.AgentOpFailed
+	}
+}
+
+func (e *execution) snapshot() (gtc.AgentOperation, int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	op := *e.op
+	op.Counts = e.counts
+	return op, e.processed
+}
+
+// execute runs a previewed operation: permission, the matching preview, slots and
+// tag locks, the audit header, then the writes, detached from the request.
+func (b *Bulk) execute(ctx context.Context, call ToolCall, a opArgs) ToolResult {
+	if !b.canWrite(call.Caller) {
+		return ToolFailure(CodeForbidden, "Forbidden: executing tag changes needs one of the roles "+joinQuoted(b.opts.WriteRoles)+"; previews are open to everyone.", nil)
+	}
+	now := b.now()
+	hash := a.hash()
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return ToolFailure(CodeBusy, "Not executed: the server is shutting down; try again in a minute (the preview is kept only until the restart).", nil)
+	}
+	pv := b.previews.get(call.Caller.UserID, hash)
+	switch {
+	case pv == nil:
+		b.mu.Unlock()
+		return ToolFailure(CodeNoPreview, "Not executed: you have no preview for exactly these parameters (none, or it expired or was evicted). Call with dry_run=true first, show it to the user, then repeat with dry_run=false.", nil)
+	case pv.state == previewConsumed:
+		opID := pv.opID
+		b.mu.Unlock()
+		status := gtc.AgentOpRunning
+		if op, err := b.audit.Get(ctx, opID); err == nil {
+			status = op.Status
+		}
+		return ToolFailure(CodeAlreadyExecuted, "Not executed again: this preview was already executed as "+opID+" ("+status+"). Preview again for a new change.",
+			map[string]any{"operationId": opID, "status": status})
+	case now.After(pv.expiresAt):
+		b.mu.Unlock()
+		return ToolFailure(CodePreviewExpired, "Not executed: the preview "+pv.id+" expired at "+ContentTime(pv.expiresAt)+". Preview again, show it to the user, then execute.",
+			map[string]any{"previewId": pv.id, "expiredAt": DataTime(pv.expiresAt)})
+	}
+	if opID := b.byCaller[call.Caller.UserID]; opID != "" {
+		b.mu.Unlock()
+		return ToolFailure(CodeBusy, "Not executed: your operation "+opID+" is still running; one at a time per user. The preview stays valid.",
+			map[string]any{"operationId": opID, "actor": call.Caller.UserID})
+	}
+	if len(b.running) >= b.opts.MaxConcurrentOps {
+		b.mu.Unlock()
+		return ToolFailure(CodeBusy, "Not executed: the server is running as many tag operations as it allows; try again shortly. The preview stays valid.", nil)
+	}
+	if holder := b.lockHolderLocked(a); holder != "" {
+		actor := b.running[holder].op.Actor
+		b.mu.Unlock()
+		return ToolFailure(CodeTagBusy, "Not executed: operation "+holder+" by "+actor+" is changing the same tag; try again when it has finished. The preview stays valid.",
+			map[string]any{"operationId": holder, "actor": actor})
+	}
+	p := pv.plan
+	opID := b.newID("op_")
+	pv.state, pv.opID = previewConsumed, opID
+	argsJSON, _ := json.Marshal(a.wire()) // strings and nils cannot fail
+	ua := []rune(call.UserAgent)
+	if len(ua) > 200 {
+		ua = ua[:200]
+	}
+	op := &gtc.AgentOperation{OperationID: opID, Kind: a.Operation, Actor: call.Caller.UserID, Via: call.Via, Args: argsJSON,
+		Tags: a.tags(), UserAgent: string(ua), PreviewID: pv.id, PreviewedAt: pv.createdAt, StartedAt: now, Status: gtc.AgentOpRunning,
+		Counts:            gtc.AgentOpCounts{Planned: len(p.changes)},
+		ExcludedAtPreview: gtc.AgentOpExcluded{Unchanged: p.unchanged, Conflict: len(p.skipped)}}
+	if a.Operation == gtc.AgentKindUndo {
+		op.UndoOf = &a.OperationID
+		op.Tags = p.target.Tags
+	}
+	ex := &execution{op: op, plan: p, done: make(chan struct{}), outcome: gtc.AgentOpCompleted}
+	b.running[opID] = ex
+	b.byCaller[op.Actor] = opID
+	for _, t := range b.lockTags(a) {
+		b.tagLocks[t] = opID
+	}
+	b.wg.Add(1)
+	b.mu.Unlock()
+
+	if err := b.begin(ctx, op); err != nil {
+		b.release(ex, pv, true)
+		if errors.Is(err, gtc.ErrConflict) {
+			return ToolFailure(CodeAlreadyUndone, "Not undone: "+a.OperationID+" was undone by another operation meanwhile.", map[string]any{"operationId": a.OperationID})
+		}
+		return b.internal(ctx, "start the operation", err, false)
+	}
+	go b.run(ex)
+	return b.await(ctx, ex)
+}
+
+// begin records the undo on its target (at most once) and writes the audit header.
+func (b *Bulk) begin(ctx context.Context, op *gtc.AgentOperation) error {
+	ctx = context.WithoutCancel(ctx)
+	if op.UndoOf != nil {
+		if err := b.audit.SetUndoneBy(ctx, *op.UndoOf, op.OperationID); err != nil {
+			return err
+		}
+	}
+	return b.audit.Create(ctx, op)
+}
+
+// await waits for ex up to GTC_AGENT_EXEC_WAIT, or until the caller goes away, and answers
+// its result or its progress.
+func (b *Bulk) await(ctx context.Context, ex *execution) ToolResult {
+	t := time.NewTimer(b.opts.ExecWait)
+	defer t.Stop()
+	select {
+	case <-ex.done:
+		op, _ := ex.snapshot()
+		return executionResult(&op, ex.plan, ex.entries)
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	op, processed := ex.snapshot()
+	return runningResult(&op, ex.plan, processed)
+}
+
+// release frees the slots and locks of ex; reopen puts its preview back when it did not
+// start.
+func (b *Bulk) release(ex *execution, pv *preview, reopen bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.running, ex.op.OperationID)
+	if b.byCaller[ex.op.Actor] == ex.op.OperationID {
+		delete(b.byCaller, ex.op.Actor)
+	}
+	for t, id := range b.tagLocks {
+		if id == ex.op.OperationID {
+			delete(b.tagLocks, t)
+		}
+	}
+	if reopen && pv != nil {
+		pv.state, pv.opID = previewOpen, ""
+	}
+	b.wg.Done()
+}
+
+// run walks the change list in chunks: journal the intents, write each item, journal the
+// results; then it finishes the header.
+func (b *Bulk) run(ex *execution) {
+	ctx := b.baseCtx
+	store := context.WithoutCancel(ctx) // the log is written even while shutting down
+	changes := ex.plan.changes
+	ex.entries = make([]gtc.AgentOpItem, len(changes))
+	for i, c := range changes {
+		ex.entries[i] = gtc.AgentOpItem{DatasetName: c.key.DatasetName, Bucket: c.key.Bucket, ID: c.key.ID, Result: gtc.AgentItemPending,
+			ETagBefore: c.etag, ManualTagsBefore: c.before, PlannedTags: c.after}
+	}
+	next := 0 // first item not yet walked
+	for next < len(changes) && ex.outcome == gtc.AgentOpCompleted {
+		end := min(next+journalChunk, len(changes))
+		if err := b.audit.PutItems(store, ex.op.OperationID, next, ex.entries[next:end]); err != nil {
+			b.log.Error("agent operation: journaling failed", "operation_id", ex.op.OperationID, "err", err)
+			ex.outcome = gtc.AgentOpFailed
+			break
+		}
+		b.writeChunk(ctx, ex, next, end)
+		b.finishChunk(store, ex, next, end)
+		next = end
+	}
+	// What the run did not reach is logged as not attempted, so the entry lists every
+	// previewed item.
+	first := -1
+	ex.mu.Lock()
+	for i := range ex.entries {
+		if ex.entries[i].Result == gtc.AgentItemPending {
+			if first < 0 {
+				first = i / journalChunk * journalChunk
+			}
+			ex.entries[i].Result = gtc.AgentItemNotAttempted
+			ex.counts.NotAttempted++
+		}
+	}
+	ex.mu.Unlock()
+	for i := first; i >= 0 && i < len(ex.entries); i += journalChunk {
+		end := min(i+journalChunk, len(ex.entries))
+		if err := b.audit.PutItems(store, ex.op.OperationID, i, ex.entries[i:end]); err != nil {
+			b.log.Error("agent operation: logging not attempted items failed", "operation_id", ex.op.OperationID, "err", err)
+			break
+		}
+	}
+	ex.mu.Lock()
+	ex.counts.Planned = len(changes)
+	outcome := ex.outcome
+	if outcome == gtc.AgentOpCompleted && ex.counts.Applied != len(changes) {
+		outcome = gtc.AgentOpPartial
+	}
+	finished := b.now()
+	ex.op.Status, ex.op.Counts, ex.op.FinishedAt = outcome, ex.counts, &finished
+	ex.mu.Unlock()
+	if err := b.audit.Update(store, ex.op); err != nil {
+		b.log.Error("agent operation: finishing the audit entry failed", "operation_id", ex.op.OperationID, "err", err)
+	}
+	b.log.Info("agent operation", "operation_id", ex.op.OperationID, "actor", ex.op.Actor, "via", ex.op.Via, "kind", ex.op.Kind,
+		"status", outcome, "planned", ex.counts.Planned, "applied", ex.counts.Applied, "skipped_changed", ex.counts.SkippedChanged,
+		"skipped_conflict", ex.counts.SkippedConflict, "skipped_missing", ex.counts.SkippedMissing, "failed", ex.counts.Failed,
+		"not_attempted", ex.counts.NotAttempted)
+	b.release(ex, nil, false)
+	close(ex.done)
+}
+
+// writeChunk writes items [from, to) with up to execWriters at once, so a store that
+// commits concurrent writes together (SQLite's single writer, Cosmos DB's parallel
+// requests) is kept busy. The rate limit applies to every write. A shutdown, or twenty
+// failures in a row (a store outage), stops the walk: items not started stay pending.
+func (b *Bulk) writeChunk(ctx context.Context, ex *execution, from, to int) {
+	idx := make(chan int)
+	var wg sync.WaitGroup
+	for range min(execWriters, to-from) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range idx {
+				if ex.stopped() {
+					continue
+				}
+				if err := b.limiter.wait(ctx); err != nil {
+					ex.stop(gtc.AgentOpInterrupted)
+					continue
+				}
+				res, reason, it := b.writeItem(ctx, ex.plan.changes[i])
+				ex.record(i, res, reason, it)
+			}
+		}()
+	}
+	for i := from; i < to; i++ {
+		idx <- i
+	}
+	close(idx)
+	wg.Wait()
+}
+
+// finishChunk journals the results of items [from, to); items of the chunk not walked stay
+// pending until the not-attempted pass.
+func (b *Bulk) finishChunk(ctx context.Context, ex *execution, from, to int) {
+	if to <= from {
+		return
+	}
+	if err := b.audit.PutItems(ctx, ex.op.OperationID, from, ex.entries[from:to]); err != nil {
+		b.log.Error("agent operation: journaling results failed", "operation_id", ex.op.OperationID, "err", err)
+	}
+}
+
+func bump(c *gtc.AgentOpCounts, res string) {
+	switch res {
+	case gtc.AgentItemApplied:
+		c.Applied++
+	case gtc.AgentItemSkippedChanged:
+		c.SkippedChanged++
+	case gtc.AgentItemSkippedConflict:
+		c.SkippedConflict++
+	case gtc.AgentItemSkippedMissing:
+		c.SkippedMissing++
+	case gtc.AgentItemFailed:
+		c.Failed++
+	case gtc.AgentItemNotAttempted:
+		c.NotAttempted++
+	}
+}
+
+// Reasons of the per-item results.
+const (
+	reasonChanged = "changed since preview (etag differs); left as is"
+	reasonMissing = "deleted since preview"
+)
+
+// writeItem writes one item through the tag save path. A lost race is never
+// retried; transient store errors are, with backoff.
+func (b *Bulk) writeItem(ctx context.Context, c change) (result, reason string, _ *gtc.Item) {
+	var last error
+	for attempt := range b.opts.WriteRetries {
+		it, err := b.saver.SetManualTags(ctx, c.key, c.etag, c.after)
+		var fe *gtc.TagFormatError
+		var re *gtc.TagRuleError
+		switch {
+		case err == nil:
+			return gtc.AgentItemApplied, "", it
+		case errors.Is(err, gtc.ErrNotFound):
+			return gtc.AgentItemSkippedMissing, reasonMissing, nil
+		case errors.Is(err, gtc.ErrPreconditionFailed):
+			return gtc.AgentItemSkippedChanged, reasonChanged, nil
+		case errors.As(err, &re), errors.As(err, &fe):
+			return gtc.AgentItemSkippedConflict, err.Error(), nil
+		case errors.Is(err, gtc.ErrTooLarge), errors.Is(err, gtc.ErrInvalidArgument):
+			return gtc.AgentItemFailed, "the store refused the item", nil
+		}
+		last = err
+		if ctx.Err() != nil {
+			return gtc.AgentItemNotAttempted, "interrupted by shutdown", nil
+		}
+		if attempt < b.opts.WriteRetries-1 {
+			d := time.Duration(float64(100*time.Millisecond<<(2*attempt)) * (0.5 + rand.Float64()))
+			if b.sleep(ctx, d) != nil {
+				break
+			}
+		}
+	}
+	b.log.Warn("agent operation: item write failed", "item", c.key.String(), "err", last)
+	return gtc.AgentItemFailed, "store error after retries", nil
+}
+
+// Close refuses new executions and lets running ones go on for the shutdown grace; what
+// is left then is not attempted and the operations end interrupted.
+func (b *Bulk) Close(ctx context.Context) {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	done := make(chan struct{})
+	go func() { b.wg.Wait(); close(done) }()
+	t := time.NewTimer(b.opts.ShutdownGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		b.cancel()
+		<-done
+	case <-ctx.Done():
+		b.cancel()
+		<-done
+	}
+	b.cancel()
+}
+
+// Wait blocks until every running execution has finished (tests, and after Close).
+func (b *Bulk) Wait() { b.wg.Wait() }
+
+func joinQuoted(ss []string) string {
+	out := ""
+	for i, s := range ss {
+		if i > 0 {
+			out += ", "
+		}
+		out += "'" + s + "'"
+	}
+	return out
+}

@@ -1,0 +1,83 @@
+package agenttools
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/gtc-dev/gtc"
+)
+
+// Repair finishes the operations a crash left running: a journaled
+// item whose manual tags equal the planned tags and whose ETag moved on since the preview
+// counts as applied, every other unfinished one as not attempted, and the operation
+// becomes interrupted. Run it at startup, before executions are served. It returns how
+// many operations it repaired.
+func (b *Bulk) Repair(ctx context.Context) (int, error) {
+	ops, err := b.audit.Running(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, op := range ops {
+		b.mu.Lock()
+		_, live := b.running[op.OperationID]
+		b.mu.Unlock()
+		if live {
+			continue
+		}
+		if err := b.repairOne(ctx, op); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+func (b *Bulk) repairOne(ctx context.Context, op *gtc.AgentOperation) error {
+	entries, err := b.audit.Items(ctx, op.OperationID, 0)
+	if err != nil {
+		return err
+	}
+	counts := gtc.AgentOpCounts{Planned: op.Counts.Planned}
+	for i := range entries {
+		e := &entries[i]
+		if e.Result == gtc.AgentItemPending {
+			e.Result = gtc.AgentItemNotAttempted
+			it, err := b.items.Get(ctx, e.Key())
+			switch {
+			case err == nil && slices.Equal(it.ManualTags, e.PlannedTags) && !gtc.SameETag(it.ETag, e.ETagBefore):
+				etag := it.ETag
+				e.Result, e.ETagAfter, e.ManualTagsAfter = gtc.AgentItemApplied, &etag, slices.Clone(it.ManualTags)
+			case err != nil && !errors.Is(err, gtc.ErrNotFound):
+				return err
+			}
+		}
+		bump(&counts, e.Result)
+	}
+	// Items never journaled were never written.
+	counts.NotAttempted += max(0, counts.Planned-len(entries))
+	for i := 0; i < len(entries); i += journalChunk {
+		if err := b.audit.PutItems(ctx, op.OperationID, i, entries[i:min(i+journalChunk, len(entries))]); err != nil {
+			return err
+		}
+	}
+	now := b.now()
+	op.Status, op.Counts, op.FinishedAt = gtc.AgentOpInterrupted, counts, &now
+	if err := b.audit.Update(ctx, op); err != nil {
+		return err
+	}
+	b.log.Warn("agent operation repaired after a restart", "operation_id", op.OperationID, "actor", op.Actor,
+		"applied", counts.Applied, "not_attempted", counts.NotAttempted)
+	return nil
+}
+
+// Retain deletes the audit entries older than days (GTC_AGENT_AUDIT_RETENTION_DAYS); 0
+// keeps everything.
+func (b *Bulk) Retain(ctx context.Context, days int) (int, error) {
+	if days <= 0 {
+		return 0, nil
+	}
+	return b.audit.DeleteBefore(ctx, b.now().Add(-time.Duration(days)*24*time.Hour))
+}

@@ -1,0 +1,80 @@
+// Package screen screens the entries of a bulk import for what a curator should look at
+// before trusting them: e-mail addresses and US phone numbers in any text of an item
+// (PIIWarnings), and drafts that repeat an approved item of their dataset
+// (DuplicateWarnings). Its Screen implements gtc.ImportScreen; the curator runs it after the
+// writes of every import request. Warnings never change an import's outcome.
+package screen
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/gtc-dev/gtc"
+)
+
+// Options choose the checks of a Screen.
+type Options struct {
+	// PII reports e-mail addresses and phone numbers (GTC_PII_DETECTION_ENABLED).
+	PII bool
+	// Duplicates reports drafts that repeat an approved item (GTC_DUPLICATE_DETECTION_ENABLED).
+	Duplicates bool
+	// Items is where the approved candidates of the duplicate check are read; required
+	// with Duplicates.
+	Items gtc.ItemStore
+	// Log receives a failed candidate read, after which that dataset gives no duplicate
+	// warnings; nil discards.
+	Log *slog.Logger
+}
+
+// Screen runs the checks its Options chose. It is safe for concurrent use.
+type Screen struct {
+	opts Options
+	log  *slog.Logger
+}
+
+// New returns a Screen with the checks of o, or nil when o chooses none; a nil Screen
+// screens nothing.
+func New(o Options) *Screen {
+	if !o.PII && !o.Duplicates {
+		return nil
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Screen{opts: o, log: log}
+}
+
+// Screen appends the PII warnings of every entry, then the duplicate warnings of the drafts
+// among them, to res.
+func (s *Screen) Screen(ctx context.Context, entries []*gtc.ImportEntry, res *gtc.ImportResult) {
+	if s == nil {
+		return
+	}
+	if s.opts.PII {
+		for _, e := range entries {
+			res.PIIWarnings = append(res.PIIWarnings, PIIWarnings(e.Item)...)
+		}
+	}
+	if s.opts.Duplicates {
+		items := make([]*gtc.Item, len(entries))
+		for i, e := range entries {
+			items[i] = e.Item
+		}
+		// Candidates are read after the writes, so approved items of this request can match.
+		res.DuplicateWarnings = DuplicateWarnings(items, func(dataset string) []*gtc.Item {
+			page, err := s.opts.Items.Query(ctx, gtc.Query{
+				Filter: gtc.Filter{DatasetNames: []string{dataset}, Statuses: []gtc.Status{gtc.StatusApproved}},
+				Sort:   gtc.SortUpdatedAt, Desc: true, Limit: DuplicateCandidateLimit,
+			})
+			if err != nil {
+				s.log.WarnContext(ctx, "import: duplicate check skipped", "dataset", dataset, "err", err)
+				return nil
+			}
+			return page.Items
+		})
+	}
+}
+
+// Interface check.
+var _ gtc.ImportScreen = (*Screen)(nil)
