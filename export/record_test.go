@@ -137,10 +137,21 @@ func TestCanonicalMatchesRecordEncoding(t *testing.T) {
 		`{"\u0062":"\u003c\u00e9\/"}`:                 `{"b":"<é/"}`,
 		`["\u2028", "\b", "\u0008"]`:                  "[\"\u2028\",\"\\b\",\"\\b\"]",
 		`{"k\u0000":1,"k":2}`:                         `{"k":2,"k\u0000":1}`,
+		// Keys in byte (code point) order, which is the decoded record's: U+FF71 before
+		// U+1F600, where UTF-16 order (jsontext.ReorderRawObjects) would put it after.
+		`{"\ud83d\ude00":1,"\uff71":2,"a":{"\ud83d\ude00":3,"\uff71":4}}`: "{\"a\":{\"\uff71\":4,\"\U0001F600\":3},\"\uff71\":2,\"\U0001F600\":1}",
+		`{"a":1,"a":2,"b":{"c":1,"c":[]}}`:                                `{"a":2,"b":{"c":[]}}`,
+		`"bad \ud800 surrogate"`:                                          "\"bad \uFFFD surrogate\"",
 	} {
 		got, err := canonicalOf(t, []byte(doc))
 		require.NoError(t, err)
 		assert.Equal(t, want, string(got), doc)
+		// The general path (decoded into maps, encoded again) writes the same bytes.
+		v, err := DecodeJSON([]byte(doc))
+		require.NoError(t, err)
+		viaMaps, err := AppendJSON(nil, v)
+		require.NoError(t, err)
+		assert.Equal(t, want, string(viaMaps), doc)
 	}
 }
 
