@@ -19,12 +19,14 @@ import (
 // every problem of a body reported with its path in document order, exact key matching,
 // and free-form values kept byte-for-byte (64-bit integers, long decimals).
 //
-// A body is read once by jsontext, which checks it (syntax, UTF-8; the nesting depth is
-// bounded here), into a tape: for each value, in document order, where its bytes are. After
-// that a value is only an index into the tape: the decoders walk arrays and objects one
-// member at a time, skipping nested values in one step, and a free-form value is copied from
-// its bytes in compact form. So a body costs its tape (8 bytes a value) and a few words per
-// member of an object whose keys repeat; what is kept (the decoded item) costs more.
+// A body is checked once by jsontext (syntax, UTF-8; the nesting depth is bounded here),
+// which keeps nothing but the positions of the objects in which a key may appear twice.
+// After that a value is only where its bytes are: the decoders walk an array or an object one
+// member at a time with a jsontext.Decoder over that value's bytes, reading a nested value in
+// one step, and a free-form value is copied from its bytes in compact form, never descended
+// into by the decoders. So reading a body costs a few words per open array or object, and a
+// few words per member of an object whose keys repeat; what is kept (the decoded item) costs
+// more.
 
 type jkind uint8
 
@@ -72,96 +74,92 @@ func kindOf(k jsontext.Kind) jkind {
 	}
 }
 
-// tapeEntry is one value of a body, an object key, or the end of an array or object. For a
-// string, number or literal (keys included), end is where its bytes end; for an array or
-// object, end is the index of the entry of its closing bracket, whose start is that bracket.
-type tapeEntry struct {
-	start, end uint32
-}
-
-// The tape is kept in chunks of tapeChunk entries, so a long one grows without copies; the
-// first chunk starts small and doubles up to that size.
-const (
-	tapeShift = 14
-	tapeChunk = 1 << tapeShift
-)
-
-type tape struct {
-	chunks [][]tapeEntry
-	n      int
-}
-
-func (t *tape) push(e tapeEntry) int {
-	last := len(t.chunks) - 1
-	switch {
-	case last < 0:
-		t.chunks = append(t.chunks, make([]tapeEntry, 0, 64))
-		last = 0
-	case len(t.chunks[last]) == cap(t.chunks[last]):
-		if last == 0 && cap(t.chunks[0]) < tapeChunk {
-			grown := make([]tapeEntry, len(t.chunks[0]), min(2*cap(t.chunks[0]), tapeChunk))
-			copy(grown, t.chunks[0])
-			t.chunks[0] = grown
-		} else {
-			t.chunks = append(t.chunks, make([]tapeEntry, 0, tapeChunk))
-			last++
-		}
-	}
-	t.chunks[last] = append(t.chunks[last], e)
-	t.n++
-	return t.n - 1
-}
-
-func (t *tape) at(i int) *tapeEntry { return &t.chunks[i>>tapeShift][i&(tapeChunk-1)] }
-
-// jdoc is a body that parseJSON read.
+// jdoc is a body that parseJSON checked.
 type jdoc struct {
 	data []byte
-	tape tape
-	// repeats holds, sorted, the tape indexes of the objects in which a key may appear twice
-	// (two of their keys hash alike). Only those need the slower walk that drops the repeats.
-	repeats []int
+	// repeats holds, by offset, the objects in which a key may appear twice (two of their
+	// keys hash alike), with the number of their members. Only those need the slower walk
+	// that drops the repeats.
+	repeats []repeating
+	// free holds readers to reuse.
+	free []*reader
 }
 
-func (doc *jdoc) mayRepeat(obj int) bool {
+// repeating is an object whose keys may repeat: its offset and its number of members.
+type repeating struct{ start, members int }
+
+// mayRepeat returns the number of members of the object at offset obj when its keys may
+// repeat, or 0.
+func (doc *jdoc) mayRepeat(obj int) int {
 	if len(doc.repeats) == 0 {
-		return false
+		return 0
 	}
-	_, found := slices.BinarySearch(doc.repeats, obj)
-	return found
+	i, found := slices.BinarySearchFunc(doc.repeats, obj, func(r repeating, obj int) int { return cmp.Compare(r.start, obj) })
+	if !found {
+		return 0
+	}
+	return doc.repeats[i].members
 }
 
-// jvalue is one value of a read body: its kind and its tape index. The zero jvalue is null.
+// reader is a jsontext.Decoder over a part of a body.
+type reader struct {
+	dec  jsontext.Decoder
+	buf  bytes.Buffer
+	base int // the offset in the body of what the decoder reads
+}
+
+var readOptions = jsontext.AllowDuplicateNames(true)
+
+// reader returns a decoder over data[start:end].
+func (doc *jdoc) reader(start, end int) *reader {
+	var r *reader
+	if n := len(doc.free); n > 0 {
+		r, doc.free = doc.free[n-1], doc.free[:n-1]
+	} else {
+		r = new(reader)
+	}
+	r.buf = *bytes.NewBuffer(doc.data[start:end:end])
+	r.dec.Reset(&r.buf, readOptions)
+	r.base = start
+	return r
+}
+
+func (doc *jdoc) release(r *reader) {
+	r.buf = bytes.Buffer{}
+	doc.free = append(doc.free, r)
+}
+
+// value reads the next value; it is checked already.
+func (r *reader) value(doc *jdoc) jvalue {
+	k := r.dec.PeekKind()
+	v, _ := r.dec.ReadValue()
+	end := r.base + int(r.dec.InputOffset())
+	return jvalue{kind: kindOf(k), doc: doc, start: end - len(v), end: end}
+}
+
+// key reads the next object name; start is its offset in the body.
+func (r *reader) key(doc *jdoc) (k jkey, start int) {
+	v, _ := r.dec.ReadValue()
+	end := r.base + int(r.dec.InputOffset())
+	start = end - len(v)
+	return doc.keyAt(start, end), start
+}
+
+func (doc *jdoc) keyAt(start, end int) jkey {
+	q := doc.data[start:end]
+	return jkey{quoted: q, esc: bytes.IndexByte(q, '\\') >= 0}
+}
+
+// jvalue is one value of a checked body: its kind and where its bytes are. The zero jvalue
+// is null.
 type jvalue struct {
-	kind jkind
-	doc  *jdoc
-	i    int
-}
-
-// valueAt returns the value whose tape index is i.
-func (doc *jdoc) valueAt(i int) jvalue {
-	return jvalue{kind: kindOf(jsontext.Kind(doc.data[doc.tape.at(i).start])), doc: doc, i: i}
-}
-
-// next is the tape index after the value at i and everything it holds.
-func (doc *jdoc) next(i int) int {
-	e := doc.tape.at(i)
-	switch doc.data[e.start] {
-	case '{', '[':
-		return int(e.end) + 1
-	}
-	return i + 1
+	kind       jkind
+	doc        *jdoc
+	start, end int
 }
 
 // bytes is the value's text as written.
-func (v jvalue) bytes() []byte {
-	e := v.doc.tape.at(v.i)
-	end := e.end
-	if v.kind == jArray || v.kind == jObject {
-		end = v.doc.tape.at(int(e.end)).start + 1
-	}
-	return v.doc.data[e.start:end]
-}
+func (v jvalue) bytes() []byte { return v.doc.data[v.start:v.end] }
 
 // text is a string's value, or a number literal exactly as written.
 func (v jvalue) text() string {
@@ -192,12 +190,6 @@ func (v jvalue) boolean() bool { return v.kind == jBool && v.bytes()[0] == 't' }
 type jkey struct {
 	quoted []byte // the key as written, quotes included
 	esc    bool   // it has an escape
-}
-
-func (doc *jdoc) keyAt(i int) jkey {
-	e := doc.tape.at(i)
-	q := doc.data[e.start:e.end]
-	return jkey{quoted: q, esc: bytes.IndexByte(q, '\\') >= 0}
 }
 
 // String is the key's value.
@@ -247,25 +239,35 @@ func (ks keyset) name(k jkey) (string, bool) {
 	return n, ok
 }
 
+// open returns a reader over the array or object v, its opening bracket read.
+func (v jvalue) open() *reader {
+	r := v.doc.reader(v.start, v.end)
+	_, _ = r.dec.ReadToken()
+	return r
+}
+
 // arrayIter walks the elements of an array: for it := v.elems(); it.next(); { it.i, it.val }.
 type arrayIter struct {
 	doc *jdoc
-	pos int // the tape index of the next element, or of the closing bracket
-	end int // the tape index of the closing bracket
+	r   *reader // nil once the walk is over
 	i   int
 	val jvalue
 }
 
 func (v jvalue) elems() arrayIter {
-	return arrayIter{doc: v.doc, pos: v.i + 1, end: int(v.doc.tape.at(v.i).end), i: -1}
+	return arrayIter{doc: v.doc, r: v.open(), i: -1}
 }
 
 func (it *arrayIter) next() bool {
-	if it.pos >= it.end {
+	if it.r == nil {
 		return false
 	}
-	it.val = it.doc.valueAt(it.pos)
-	it.pos = it.doc.next(it.pos)
+	if it.r.dec.PeekKind() == ']' {
+		it.doc.release(it.r)
+		it.r = nil
+		return false
+	}
+	it.val = it.r.value(it.doc)
 	it.i++
 	return true
 }
@@ -276,35 +278,31 @@ type jmember struct {
 	val jvalue
 }
 
-// memberAt reads the member whose key is at tape index i.
-func (doc *jdoc) memberAt(i int) jmember {
-	return jmember{key: doc.keyAt(i), val: doc.valueAt(i + 1)}
-}
-
 // objectIter walks the members of an object in order of first appearance: a repeated key
 // is met once, at its first position, with its last value. For it := v.members(); it.next();
 // { it.key, it.val }.
 type objectIter struct {
 	jmember
-	doc    *jdoc
-	pos    int // the tape index of the next key, or of the closing brace
-	end    int // the tape index of the closing brace
-	keyPos int // the tape index of the current member's key
-	// plan is repeatPlan of an object whose keys may repeat, nil for the others.
-	plan []int
+	v        jvalue
+	r        *reader // nil once the walk is over
+	keyStart int     // the offset of the current member's key
+	// plan is repeatPlan of an object whose keys may repeat, nil for the others: the
+	// members, and in order which of them to take.
+	ms   []member
+	plan []int32
 	pi   int
 }
 
 func (v jvalue) rawMembers() objectIter {
-	return objectIter{doc: v.doc, pos: v.i + 1, end: int(v.doc.tape.at(v.i).end)}
+	return objectIter{v: v, r: v.open()}
 }
 
 func (v jvalue) members() objectIter {
-	it := v.rawMembers()
-	if v.doc.mayRepeat(v.i) {
-		it.plan = v.repeatPlan()
+	if n := v.doc.mayRepeat(v.start); n > 0 {
+		ms, plan := v.repeatPlan(n)
+		return objectIter{v: v, ms: ms, plan: plan}
 	}
-	return it
+	return v.rawMembers()
 }
 
 func (it *objectIter) next() bool {
@@ -312,10 +310,10 @@ func (it *objectIter) next() bool {
 		return it.nextRaw()
 	}
 	for it.pi < len(it.plan) {
-		at := it.plan[it.pi]
+		j := it.plan[it.pi]
 		it.pi++
-		if at >= 0 {
-			it.jmember = it.doc.memberAt(at)
+		if j >= 0 {
+			it.jmember = it.v.doc.memberAt(it.ms[j], it.v.end)
 			return true
 		}
 	}
@@ -324,73 +322,93 @@ func (it *objectIter) next() bool {
 
 // nextRaw reads the next member as written, repeats included.
 func (it *objectIter) nextRaw() bool {
-	if it.pos >= it.end {
+	if it.r == nil {
 		return false
 	}
-	it.keyPos = it.pos
-	it.jmember = it.doc.memberAt(it.pos)
-	it.pos = it.doc.next(it.pos + 1)
+	if it.r.dec.PeekKind() == '}' {
+		it.v.doc.release(it.r)
+		it.r = nil
+		return false
+	}
+	it.key, it.keyStart = it.r.key(it.v.doc)
+	it.val = it.r.value(it.v.doc)
 	return true
 }
 
-// repeatPlan is how an object whose keys may repeat is read: for each member in document
-// order, the tape index of the key of the member to take in its place (the last one with
-// its key) when its key appears there first, or -1 when the key appeared before. Members are
-// grouped by the hash of their key and compared only within a group, so the plan costs a few
-// words per member whatever the keys.
-func (v jvalue) repeatPlan() []int {
-	n := 0
-	for it := v.rawMembers(); it.nextRaw(); {
-		n++
-	}
-	type ref struct {
-		hash     uint64
-		idx, key int
-	}
-	refs := make([]ref, 0, n)
+// member is where one member of an object whose keys may repeat is.
+type member struct {
+	hash                    uint64
+	keyStart, keyEnd, value uint32
+}
+
+// memberAt reads the member m of an object that ends at end.
+func (doc *jdoc) memberAt(m member, end int) jmember {
+	r := doc.reader(int(m.value), end)
+	v := r.value(doc)
+	doc.release(r)
+	return jmember{key: doc.keyAt(int(m.keyStart), int(m.keyEnd)), val: v}
+}
+
+// repeatPlan is how an object of n members whose keys may repeat is read: its members, and
+// for each in document order, the index of the member to take in its place (the last one with
+// its key) when its key appears there first, or -1 when the key appeared before.
+func (v jvalue) repeatPlan(n int) ([]member, []int32) {
+	ms := make([]member, 0, n)
 	var scratch []byte
-	it := v.rawMembers()
-	for i := 0; it.nextRaw(); i++ {
+	for it := v.rawMembers(); it.nextRaw(); {
 		var h uint64
 		h, scratch = hashKey(it.key.quoted, scratch)
-		refs = append(refs, ref{hash: h, idx: i, key: it.keyPos})
+		ms = append(ms, member{hash: h, keyStart: uint32(it.keyStart),
+			keyEnd: uint32(it.keyStart + len(it.key.quoted)), value: uint32(it.val.start)})
 	}
-	slices.SortFunc(refs, func(a, b ref) int {
-		if a.hash != b.hash {
-			return cmp.Compare(a.hash, b.hash)
+	key := func(i int32) jkey { return v.doc.keyAt(int(ms[i].keyStart), int(ms[i].keyEnd)) }
+	return ms, plan(ms, func(a, b int32) bool { return key(a).equal(key(b)) })
+}
+
+// plan says which members to take when a repeated key is kept once, at its first position,
+// with its last value: for each member in order, the index of the member to take in its
+// place, or -1. Members are grouped by the hash of their key and compared with same only
+// within a group, so the plan costs a few words per member whatever the keys.
+func plan(ms []member, same func(a, b int32) bool) []int32 {
+	order := make([]int32, len(ms))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := cmp.Compare(ms[a].hash, ms[b].hash); c != 0 {
+			return c
 		}
-		return cmp.Compare(a.idx, b.idx)
+		return cmp.Compare(a, b)
 	})
-	plan := make([]int, n)
-	for i := range plan {
-		plan[i] = -1
+	take := make([]int32, len(ms))
+	for i := range take {
+		take[i] = -1
 	}
-	for g := 0; g < len(refs); {
+	for g := 0; g < len(order); {
 		h := g + 1
-		for h < len(refs) && refs[h].hash == refs[g].hash {
+		for h < len(order) && ms[order[h]].hash == ms[order[g]].hash {
 			h++
 		}
 		// The group holds one key, save for a hash collision: take its keys one at a
 		// time, in order of first appearance, moving the members of other keys forward.
-		group := refs[g:h]
+		group := order[g:h]
 		for len(group) > 0 {
 			head := group[0]
-			first := v.doc.keyAt(head.key)
-			last := head.key
+			last := head
 			rest := group[:0]
-			for _, r := range group[1:] {
-				if v.doc.keyAt(r.key).equal(first) {
-					last = r.key
+			for _, m := range group[1:] {
+				if same(m, head) {
+					last = m
 				} else {
-					rest = append(rest, r)
+					rest = append(rest, m)
 				}
 			}
-			plan[head.idx] = last
+			take[head] = last
 			group = rest
 		}
 		g = h
 	}
-	return plan
+	return take
 }
 
 // get returns the value of key in an object: its last value when it repeats.
@@ -427,24 +445,22 @@ func hashKey(quoted, scratch []byte) (uint64, []byte) {
 // errTooDeep is the problem of a body nested deeper than MaxJSONDepth.
 var errTooDeep = errors.New("exceeded max depth of " + strconv.Itoa(MaxJSONDepth))
 
-// errTooLong is the problem of a body whose offsets do not fit the tape.
+// errTooLong is the problem of a body whose offsets do not fit in 32 bits.
 var errTooLong = errors.New("input longer than 4 GiB")
 
-// tapeBuilder reads one value from a jsontext.Decoder into a jdoc.
-type tapeBuilder struct {
+// checker checks one value read from a jsontext.Decoder and finds the objects of a jdoc
+// whose keys may repeat.
+type checker struct {
 	doc *jdoc
-	// open holds the tape indexes of the arrays and objects being read, innermost last.
-	open []int
-	// hashes holds the key hashes of the objects being read, innermost last; bases says
-	// where each object's hashes start.
+	// hashes holds the key hashes of the objects being read, innermost last; open says
+	// where each object starts and where its hashes start.
 	hashes  []uint64
-	bases   []int
+	open    []struct{ start, base int }
 	scratch []byte
 }
 
 // UnmarshalJSONFrom reads exactly one value, so json.Unmarshal checks what follows it.
-func (b *tapeBuilder) UnmarshalJSONFrom(d *jsontext.Decoder) error {
-	doc := b.doc
+func (c *checker) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 	for {
 		switch k := d.PeekKind(); k {
 		case '{', '[':
@@ -455,43 +471,36 @@ func (b *tapeBuilder) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 			if d.StackDepth() > MaxJSONDepth {
 				return &jsontext.SyntacticError{ByteOffset: off, JSONPointer: d.StackPointer(), Err: errTooDeep}
 			}
-			b.open = append(b.open, doc.tape.push(tapeEntry{start: uint32(off)}))
 			if k == '{' {
-				b.bases = append(b.bases, len(b.hashes))
+				c.open = append(c.open, struct{ start, base int }{int(off), len(c.hashes)})
 			}
 		case '}', ']':
 			if _, err := d.ReadToken(); err != nil {
 				return err
 			}
-			off := uint32(d.InputOffset() - 1)
-			closing := doc.tape.push(tapeEntry{start: off, end: off + 1})
-			top := b.open[len(b.open)-1]
-			b.open = b.open[:len(b.open)-1]
-			doc.tape.at(top).end = uint32(closing)
 			if k == '}' {
-				base := b.bases[len(b.bases)-1]
-				b.bases = b.bases[:len(b.bases)-1]
-				if repeats(b.hashes[base:]) {
-					doc.repeats = append(doc.repeats, top)
+				o := c.open[len(c.open)-1]
+				c.open = c.open[:len(c.open)-1]
+				if repeats(c.hashes[o.base:]) {
+					c.doc.repeats = append(c.doc.repeats, repeating{o.start, len(c.hashes) - o.base})
 				}
-				b.hashes = b.hashes[:base]
+				c.hashes = c.hashes[:o.base]
 			}
 		default:
 			kind, n := d.StackIndex(d.StackDepth())
-			isKey := kind == '{' && n%2 == 0
-			v, err := d.ReadValue()
-			if err != nil {
+			if kind == '{' && n%2 == 0 {
+				v, err := d.ReadValue()
+				if err != nil {
+					return err
+				}
+				var h uint64
+				h, c.scratch = hashKey(v, c.scratch)
+				c.hashes = appendDoubling(c.hashes, h)
+			} else if err := d.SkipValue(); err != nil {
 				return err
 			}
-			end := d.InputOffset()
-			if end > math.MaxUint32 {
+			if end := d.InputOffset(); end > math.MaxUint32 {
 				return &jsontext.SyntacticError{ByteOffset: end, Err: errTooLong}
-			}
-			doc.tape.push(tapeEntry{start: uint32(end) - uint32(len(v)), end: uint32(end)})
-			if isKey {
-				var h uint64
-				h, b.scratch = hashKey(v, b.scratch)
-				b.hashes = appendDoubling(b.hashes, h)
 			}
 		}
 		if d.StackDepth() == 0 {
@@ -500,17 +509,19 @@ func (b *tapeBuilder) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 	}
 }
 
-// parseJSON reads one complete JSON document (RFC 8259, UTF-8 throughout) with nothing but
+// parseJSON checks one complete JSON document (RFC 8259, UTF-8 throughout) with nothing but
 // whitespace after it, and returns its top-level value. A repeated key is allowed; the
 // walks take its last value, at its first position.
 func parseJSON(data []byte) (jvalue, error) {
 	doc := &jdoc{data: data}
-	b := &tapeBuilder{doc: doc}
-	if err := json.Unmarshal(data, b, jsontext.AllowDuplicateNames(true)); err != nil {
+	if err := json.Unmarshal(data, &checker{doc: doc}, jsontext.AllowDuplicateNames(true)); err != nil {
 		return jvalue{}, err
 	}
-	slices.Sort(doc.repeats)
-	return doc.valueAt(0), nil
+	slices.SortFunc(doc.repeats, func(a, b repeating) int { return cmp.Compare(a.start, b.start) })
+	r := doc.reader(0, len(data))
+	v := r.value(doc)
+	doc.release(r)
+	return v, nil
 }
 
 // appendDoubling is append that doubles the capacity when it grows, so that growing a long
@@ -553,39 +564,112 @@ func (v jvalue) raw() []byte {
 	if v.doc == nil {
 		return []byte("null")
 	}
-	return v.appendRaw(make([]byte, 0, len(v.bytes())))
+	return v.appendRaw(make([]byte, 0, v.end-v.start))
 }
 
-// appendRaw appends the compact form of v to out.
+// appendRaw appends the compact form of v to out. It reads v once, token by token; the
+// members of an object whose keys may repeat are noted as they are written, and rewritten
+// in place when the object closes.
 func (v jvalue) appendRaw(out []byte) []byte {
 	switch v.kind {
 	case jString:
 		return appendString(out, v.bytes())
-	case jArray:
-		out = append(out, '[')
-		for it := v.elems(); it.next(); {
-			if it.i > 0 {
-				out = append(out, ',')
-			}
-			out = it.val.appendRaw(out)
-		}
-		return append(out, ']')
-	case jObject:
-		out = append(out, '{')
-		first := true
-		for it := v.members(); it.next(); {
-			if !first {
-				out = append(out, ',')
-			}
-			first = false
-			out = appendString(out, it.key.quoted)
-			out = append(out, ':')
-			out = it.val.appendRaw(out)
-		}
-		return append(out, '}')
+	case jArray, jObject:
 	default:
 		return append(out, v.bytes()...)
 	}
+	doc := v.doc
+	r := doc.reader(v.start, v.end)
+	defer doc.release(r)
+	d := &r.dec
+	// open holds, for each open container, whether it is an object whose keys may repeat
+	// and where its members start in tracked.
+	type frame struct {
+		repeats  bool
+		body     int // where its members start in out
+		firstMem int // its first member in tracked
+	}
+	var open []frame
+	var tracked []member // members of the open objects whose keys may repeat
+	var scratch []byte
+	for {
+		kind, n := d.StackIndex(d.StackDepth())
+		if n > 0 && (kind == '[' || n%2 == 0) && d.PeekKind() != ']' && d.PeekKind() != '}' {
+			out = append(out, ',')
+		}
+		isKey := kind == '{' && n%2 == 0
+		switch k := d.PeekKind(); k {
+		case '{', '[':
+			_, _ = d.ReadToken()
+			off := r.base + int(d.InputOffset()) - 1
+			out = append(out, byte(k))
+			n := 0
+			if k == '{' {
+				n = doc.mayRepeat(off)
+			}
+			if n > 0 && cap(tracked)-len(tracked) < n {
+				tracked = slices.Grow(tracked, n)
+			}
+			open = append(open, frame{repeats: n > 0, body: len(out), firstMem: len(tracked)})
+		case '}', ']':
+			_, _ = d.ReadToken()
+			f := open[len(open)-1]
+			open = open[:len(open)-1]
+			if f.repeats {
+				out, scratch = dropRepeats(out, f.body, tracked[f.firstMem:], scratch)
+				tracked = tracked[:f.firstMem]
+			}
+			out = append(out, byte(k))
+		default:
+			val, _ := d.ReadValue()
+			start := len(out)
+			if k == '"' {
+				out = appendString(out, val)
+			} else {
+				out = append(out, val...)
+			}
+			if isKey {
+				if open[len(open)-1].repeats {
+					tracked = append(tracked, member{hash: hashBytes(out[start:]),
+						keyStart: uint32(start), keyEnd: uint32(len(out))})
+				}
+				out = append(out, ':')
+			}
+		}
+		if d.StackDepth() == 0 {
+			return out
+		}
+	}
+}
+
+// dropRepeats rewrites the members of an object written to out[body:], which start at ms
+// (their keys written in the escaping of appendString, so equal keys are equal bytes):
+// a repeated key is kept once, at its first position, with its last value.
+func dropRepeats(out []byte, body int, ms []member, scratch []byte) ([]byte, []byte) {
+	if len(ms) < 2 {
+		return out, scratch
+	}
+	// Member i is out[ms[i].keyStart:ms[i].value]: up to the comma before the next one.
+	for i := range ms {
+		ms[i].value = uint32(len(out))
+		if i+1 < len(ms) {
+			ms[i].value = ms[i+1].keyStart - 1
+		}
+	}
+	key := func(i int32) []byte { return out[ms[i].keyStart:ms[i].keyEnd] }
+	take := plan(ms, func(a, b int32) bool { return bytes.Equal(key(a), key(b)) })
+	scratch = append(scratch[:0], out[body:]...)
+	out = out[:body]
+	for _, j := range take {
+		if j < 0 {
+			continue
+		}
+		if len(out) > body {
+			out = append(out, ',')
+		}
+		out = append(out, scratch[int(ms[j].keyStart)-body:int(ms[j].value)-body]...)
+	}
+	return out, scratch
 }
 
 // appendString appends a checked string in the escaping of jsontext.AppendQuote.
