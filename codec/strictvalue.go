@@ -1,4 +1,4 @@
-package gtc
+package codec
 
 import (
 	"bytes"
@@ -28,49 +28,49 @@ import (
 // few words per member of an object whose keys repeat; what is kept (the decoded item) costs
 // more.
 
-type jkind uint8
+type Kind uint8
 
 const (
-	jNull jkind = iota
-	jBool
-	jNumber
-	jString
-	jArray
-	jObject
+	Null Kind = iota
+	Bool
+	Number
+	String
+	Array
+	Object
 )
 
-func (k jkind) String() string {
+func (k Kind) String() string {
 	switch k {
-	case jNull:
+	case Null:
 		return "null"
-	case jBool:
+	case Bool:
 		return "boolean"
-	case jNumber:
+	case Number:
 		return "number"
-	case jString:
+	case String:
 		return "string"
-	case jArray:
+	case Array:
 		return "array"
 	default:
 		return "object"
 	}
 }
 
-// kindOf maps a jsontext kind to a jkind.
-func kindOf(k jsontext.Kind) jkind {
+// kindOf maps a jsontext kind to a Kind.
+func jkindOf(k jsontext.Kind) Kind {
 	switch k {
 	case '{':
-		return jObject
+		return Object
 	case '[':
-		return jArray
+		return Array
 	case '"':
-		return jString
+		return String
 	case 't', 'f':
-		return jBool
+		return Bool
 	case 'n':
-		return jNull
+		return Null
 	default:
-		return jNumber
+		return Number
 	}
 }
 
@@ -105,12 +105,12 @@ func (doc *jdoc) mayRepeat(obj int) int {
 type reader struct {
 	dec  jsontext.Decoder
 	buf  bytes.Buffer
-	base int // the offset in the body of what the decoder reads
+	base int // the offset in the body of what the Decoder reads
 }
 
 var readOptions = jsontext.AllowDuplicateNames(true)
 
-// reader returns a decoder over data[start:end].
+// reader returns a Decoder over data[start:end].
 func (doc *jdoc) reader(start, end int) *reader {
 	var r *reader
 	if n := len(doc.free); n > 0 {
@@ -130,43 +130,46 @@ func (doc *jdoc) release(r *reader) {
 }
 
 // value reads the next value; it is checked already.
-func (r *reader) value(doc *jdoc) jvalue {
+func (r *reader) value(doc *jdoc) Value {
 	k := r.dec.PeekKind()
 	v, _ := r.dec.ReadValue()
 	end := r.base + int(r.dec.InputOffset())
-	return jvalue{kind: kindOf(k), doc: doc, start: end - len(v), end: end}
+	return Value{kind: jkindOf(k), doc: doc, start: end - len(v), end: end}
 }
 
 // key reads the next object name; start is its offset in the body.
-func (r *reader) key(doc *jdoc) (k jkey, start int) {
+func (r *reader) Key(doc *jdoc) (k Key, start int) {
 	v, _ := r.dec.ReadValue()
 	end := r.base + int(r.dec.InputOffset())
 	start = end - len(v)
-	return doc.keyAt(start, end), start
+	return doc.keyOf(start, end), start
 }
 
-func (doc *jdoc) keyAt(start, end int) jkey {
+func (doc *jdoc) keyOf(start, end int) Key {
 	q := doc.data[start:end]
-	return jkey{quoted: q, esc: bytes.IndexByte(q, '\\') >= 0}
+	return Key{quoted: q, esc: bytes.IndexByte(q, '\\') >= 0}
 }
 
-// jvalue is one value of a checked body: its kind and where its bytes are. The zero jvalue
+// Value is one value of a checked body: its kind and where its bytes are. The zero Value
 // is null.
-type jvalue struct {
-	kind       jkind
+type Value struct {
+	kind       Kind
 	doc        *jdoc
 	start, end int
 }
 
+// Kind is the value's JSON type.
+func (v Value) Kind() Kind { return v.kind }
+
 // bytes is the value's text as written.
-func (v jvalue) bytes() []byte { return v.doc.data[v.start:v.end] }
+func (v Value) bytes() []byte { return v.doc.data[v.start:v.end] }
 
 // text is a string's value, or a number literal exactly as written.
-func (v jvalue) text() string {
+func (v Value) Text() string {
 	switch v.kind {
-	case jString:
+	case String:
 		return unquote(v.bytes())
-	case jNumber:
+	case Number:
 		return string(v.bytes())
 	}
 	return ""
@@ -182,18 +185,18 @@ func unquote(quoted []byte) string {
 }
 
 // literal is a number as written, without a copy; valid until the body changes.
-func (v jvalue) literal() []byte { return v.bytes() }
+func (v Value) literal() []byte { return v.bytes() }
 
-func (v jvalue) boolean() bool { return v.kind == jBool && v.bytes()[0] == 't' }
+func (v Value) Bool() bool { return v.kind == Bool && v.bytes()[0] == 't' }
 
-// jkey is an object key of a read body.
-type jkey struct {
+// Key is an object key of a read body.
+type Key struct {
 	quoted []byte // the key as written, quotes included
 	esc    bool   // it has an escape
 }
 
 // String is the key's value.
-func (k jkey) String() string {
+func (k Key) String() string {
 	if !k.esc {
 		return string(k.quoted[1 : len(k.quoted)-1])
 	}
@@ -201,7 +204,7 @@ func (k jkey) String() string {
 }
 
 // equal reports whether two keys have the same value.
-func (k jkey) equal(o jkey) bool {
+func (k Key) equal(o Key) bool {
 	if !k.esc && !o.esc {
 		return bytes.Equal(k.quoted, o.quoted)
 	}
@@ -209,18 +212,18 @@ func (k jkey) equal(o jkey) bool {
 }
 
 // is reports whether the key is s, without copying it.
-func (k jkey) is(s string) bool {
+func (k Key) Is(s string) bool {
 	if !k.esc {
 		return string(k.quoted[1:len(k.quoted)-1]) == s
 	}
 	return k.String() == s
 }
 
-// keyset is the keys an object may have. Looking a key up gives its name without a copy.
-type keyset map[string]string
+// KeySet is the keys an object may have. Looking a key up gives its name without a copy.
+type KeySet map[string]string
 
-func keys(names ...string) keyset {
-	ks := make(keyset, len(names))
+func Keys(names ...string) KeySet {
+	ks := make(KeySet, len(names))
 	for _, n := range names {
 		ks[n] = n
 	}
@@ -228,7 +231,7 @@ func keys(names ...string) keyset {
 }
 
 // name returns the key's name when the set has it.
-func (ks keyset) name(k jkey) (string, bool) {
+func (ks KeySet) Name(k Key) (string, bool) {
 	var n string
 	var ok bool
 	if !k.esc {
@@ -240,25 +243,25 @@ func (ks keyset) name(k jkey) (string, bool) {
 }
 
 // open returns a reader over the array or object v, its opening bracket read.
-func (v jvalue) open() *reader {
+func (v Value) open() *reader {
 	r := v.doc.reader(v.start, v.end)
 	_, _ = r.dec.ReadToken()
 	return r
 }
 
-// arrayIter walks the elements of an array: for it := v.elems(); it.next(); { it.i, it.val }.
-type arrayIter struct {
+// ArrayIter walks the elements of an array: for it := v.Elems(); it.Next(); { it.I, it.Val }.
+type ArrayIter struct {
 	doc *jdoc
 	r   *reader // nil once the walk is over
-	i   int
-	val jvalue
+	I   int     // the index of the current element
+	Val Value   // the current element
 }
 
-func (v jvalue) elems() arrayIter {
-	return arrayIter{doc: v.doc, r: v.open(), i: -1}
+func (v Value) Elems() ArrayIter {
+	return ArrayIter{doc: v.doc, r: v.open(), I: -1}
 }
 
-func (it *arrayIter) next() bool {
+func (it *ArrayIter) Next() bool {
 	if it.r == nil {
 		return false
 	}
@@ -267,23 +270,23 @@ func (it *arrayIter) next() bool {
 		it.r = nil
 		return false
 	}
-	it.val = it.r.value(it.doc)
-	it.i++
+	it.Val = it.r.value(it.doc)
+	it.I++
 	return true
 }
 
-// jmember is one member of an object.
-type jmember struct {
-	key jkey
-	val jvalue
+// Member is one member of an object.
+type Member struct {
+	Key Key
+	Val Value
 }
 
-// objectIter walks the members of an object in order of first appearance: a repeated key
-// is met once, at its first position, with its last value. For it := v.members(); it.next();
-// { it.key, it.val }.
-type objectIter struct {
-	jmember
-	v        jvalue
+// ObjectIter walks the members of an object in order of first appearance: a repeated key
+// is met once, at its first position, with its last value. For it := v.Members(); it.Next();
+// { it.Key, it.Val }.
+type ObjectIter struct {
+	Member
+	v        Value
 	r        *reader // nil once the walk is over
 	keyStart int     // the offset of the current member's key
 	// plan is repeatPlan of an object whose keys may repeat, nil for the others: the
@@ -293,19 +296,19 @@ type objectIter struct {
 	pi   int
 }
 
-func (v jvalue) rawMembers() objectIter {
-	return objectIter{v: v, r: v.open()}
+func (v Value) rawMembers() ObjectIter {
+	return ObjectIter{v: v, r: v.open()}
 }
 
-func (v jvalue) members() objectIter {
+func (v Value) Members() ObjectIter {
 	if n := v.doc.mayRepeat(v.start); n > 0 {
 		ms, plan := v.repeatPlan(n)
-		return objectIter{v: v, ms: ms, plan: plan}
+		return ObjectIter{v: v, ms: ms, plan: plan}
 	}
 	return v.rawMembers()
 }
 
-func (it *objectIter) next() bool {
+func (it *ObjectIter) Next() bool {
 	if it.plan == nil {
 		return it.nextRaw()
 	}
@@ -313,7 +316,7 @@ func (it *objectIter) next() bool {
 		j := it.plan[it.pi]
 		it.pi++
 		if j >= 0 {
-			it.jmember = it.v.doc.memberAt(it.ms[j], it.v.end)
+			it.Member = it.v.doc.memberAt(it.ms[j], it.v.end)
 			return true
 		}
 	}
@@ -321,7 +324,7 @@ func (it *objectIter) next() bool {
 }
 
 // nextRaw reads the next member as written, repeats included.
-func (it *objectIter) nextRaw() bool {
+func (it *ObjectIter) nextRaw() bool {
 	if it.r == nil {
 		return false
 	}
@@ -330,8 +333,8 @@ func (it *objectIter) nextRaw() bool {
 		it.r = nil
 		return false
 	}
-	it.key, it.keyStart = it.r.key(it.v.doc)
-	it.val = it.r.value(it.v.doc)
+	it.Key, it.keyStart = it.r.Key(it.v.doc)
+	it.Val = it.r.value(it.v.doc)
 	return true
 }
 
@@ -342,27 +345,27 @@ type member struct {
 }
 
 // memberAt reads the member m of an object that ends at end.
-func (doc *jdoc) memberAt(m member, end int) jmember {
+func (doc *jdoc) memberAt(m member, end int) Member {
 	r := doc.reader(int(m.value), end)
 	v := r.value(doc)
 	doc.release(r)
-	return jmember{key: doc.keyAt(int(m.keyStart), int(m.keyEnd)), val: v}
+	return Member{Key: doc.keyOf(int(m.keyStart), int(m.keyEnd)), Val: v}
 }
 
 // repeatPlan is how an object of n members whose keys may repeat is read: its members, and
 // for each in document order, the index of the member to take in its place (the last one with
 // its key) when its key appears there first, or -1 when the key appeared before.
-func (v jvalue) repeatPlan(n int) ([]member, []int32) {
+func (v Value) repeatPlan(n int) ([]member, []int32) {
 	ms := make([]member, 0, n)
 	var scratch []byte
 	for it := v.rawMembers(); it.nextRaw(); {
 		var h uint64
-		h, scratch = hashKey(it.key.quoted, scratch)
+		h, scratch = hashKey(it.Key.quoted, scratch)
 		ms = append(ms, member{hash: h, keyStart: uint32(it.keyStart),
-			keyEnd: uint32(it.keyStart + len(it.key.quoted)), value: uint32(it.val.start)})
+			keyEnd: uint32(it.keyStart + len(it.Key.quoted)), value: uint32(it.Val.start)})
 	}
-	key := func(i int32) jkey { return v.doc.keyAt(int(ms[i].keyStart), int(ms[i].keyEnd)) }
-	return ms, plan(ms, func(a, b int32) bool { return key(a).equal(key(b)) })
+	keyOfM := func(i int32) Key { return v.doc.keyOf(int(ms[i].keyStart), int(ms[i].keyEnd)) }
+	return ms, plan(ms, func(a, b int32) bool { return keyOfM(a).equal(keyOfM(b)) })
 }
 
 // plan says which members to take when a repeated key is kept once, at its first position,
@@ -412,12 +415,12 @@ func plan(ms []member, same func(a, b int32) bool) []int32 {
 }
 
 // get returns the value of key in an object: its last value when it repeats.
-func (v jvalue) get(key string) (jvalue, bool) {
-	var found jvalue
+func (v Value) Get(key string) (Value, bool) {
+	var found Value
 	ok := false
 	for it := v.rawMembers(); it.nextRaw(); {
-		if it.key.is(key) {
-			found, ok = it.val, true
+		if it.Key.Is(key) {
+			found, ok = it.Val, true
 		}
 	}
 	return found, ok
@@ -512,10 +515,10 @@ func (c *checker) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 // parseJSON checks one complete JSON document (RFC 8259, UTF-8 throughout) with nothing but
 // whitespace after it, and returns its top-level value. A repeated key is allowed; the
 // walks take its last value, at its first position.
-func parseJSON(data []byte) (jvalue, error) {
+func parseJSON(data []byte) (Value, error) {
 	doc := &jdoc{data: data}
 	if err := json.Unmarshal(data, &checker{doc: doc}, jsontext.AllowDuplicateNames(true)); err != nil {
-		return jvalue{}, err
+		return Value{}, err
 	}
 	slices.SortFunc(doc.repeats, func(a, b repeating) int { return cmp.Compare(a.start, b.start) })
 	r := doc.reader(0, len(data))
@@ -560,7 +563,7 @@ func repeats(hs []uint64) bool {
 // raw returns the value as compact JSON: no whitespace, a repeated key kept once at its
 // first position with its last value, strings escaped as jsontext escapes them (minimally:
 // no HTML escaping, non-ASCII kept as is), number literals copied verbatim.
-func (v jvalue) raw() []byte {
+func (v Value) Raw() []byte {
 	if v.doc == nil {
 		return []byte("null")
 	}
@@ -570,11 +573,11 @@ func (v jvalue) raw() []byte {
 // appendRaw appends the compact form of v to out. It reads v once, token by token; the
 // members of an object whose keys may repeat are noted as they are written, and rewritten
 // in place when the object closes.
-func (v jvalue) appendRaw(out []byte) []byte {
+func (v Value) appendRaw(out []byte) []byte {
 	switch v.kind {
-	case jString:
-		return appendString(out, v.bytes())
-	case jArray, jObject:
+	case String:
+		return appendQuoted(out, v.bytes())
+	case Array, Object:
 	default:
 		return append(out, v.bytes()...)
 	}
@@ -624,7 +627,7 @@ func (v jvalue) appendRaw(out []byte) []byte {
 			val, _ := d.ReadValue()
 			start := len(out)
 			if k == '"' {
-				out = appendString(out, val)
+				out = appendQuoted(out, val)
 			} else {
 				out = append(out, val...)
 			}
@@ -643,7 +646,7 @@ func (v jvalue) appendRaw(out []byte) []byte {
 }
 
 // dropRepeats rewrites the members of an object written to out[body:], which start at ms
-// (their keys written in the escaping of appendString, so equal keys are equal bytes):
+// (their keys written in the escaping of appendQuoted, so equal keys are equal bytes):
 // a repeated key is kept once, at its first position, with its last value.
 func dropRepeats(out []byte, body int, ms []member, scratch []byte) ([]byte, []byte) {
 	if len(ms) < 2 {
@@ -656,8 +659,8 @@ func dropRepeats(out []byte, body int, ms []member, scratch []byte) ([]byte, []b
 			ms[i].value = ms[i+1].keyStart - 1
 		}
 	}
-	key := func(i int32) []byte { return out[ms[i].keyStart:ms[i].keyEnd] }
-	take := plan(ms, func(a, b int32) bool { return bytes.Equal(key(a), key(b)) })
+	keyOfM := func(i int32) []byte { return out[ms[i].keyStart:ms[i].keyEnd] }
+	take := plan(ms, func(a, b int32) bool { return bytes.Equal(keyOfM(a), keyOfM(b)) })
 	scratch = append(scratch[:0], out[body:]...)
 	out = out[:body]
 	for _, j := range take {
@@ -672,8 +675,8 @@ func dropRepeats(out []byte, body int, ms []member, scratch []byte) ([]byte, []b
 	return out, scratch
 }
 
-// appendString appends a checked string in the escaping of jsontext.AppendQuote.
-func appendString(out, quoted []byte) []byte {
+// appendQuoted appends a checked string in the escaping of jsontext.AppendQuote.
+func appendQuoted(out, quoted []byte) []byte {
 	if bytes.IndexByte(quoted, '\\') < 0 {
 		// Nothing to unescape, and nothing to escape: a checked string has no control
 		// character, no bare quote or backslash and no invalid UTF-8.
@@ -699,4 +702,82 @@ func syntaxMessage(err error) string {
 		return c.Error()
 	}
 	return se.Error()
+}
+
+// Path names a place in a body, as errors[].field writes it: "body", "history[0].msg",
+// `metadata["a b"]`. The text is only made when a problem is reported, so walking the
+// elements of a large body costs nothing per element. The zero Path is the body.
+type Path struct {
+	up   *Path
+	name string
+	raw  Key // a key as the body writes it, when name is not set
+	idx  int
+	kind uint8
+}
+
+const (
+	pathBody uint8 = iota
+	pathKey
+	pathRawKey
+	pathIndex
+)
+
+func (p *Path) Key(k string) Path { return Path{up: p, name: k, kind: pathKey} }
+
+// keyAt is key for a key of the body, read only if the path is written.
+func (p *Path) KeyAt(k Key) Path { return Path{up: p, raw: k, kind: pathRawKey} }
+
+func (p *Path) Index(i int) Path { return Path{up: p, idx: i, kind: pathIndex} }
+
+func (p Path) String() string {
+	if p.kind == pathBody {
+		return "body"
+	}
+	var b bytes.Buffer
+	p.write(&b)
+	return b.String()
+}
+
+// write writes the path of p; the body's own path is empty.
+func (p *Path) write(b *bytes.Buffer) {
+	if p.kind == pathBody {
+		return
+	}
+	if p.up != nil {
+		p.up.write(b)
+	}
+	if p.kind == pathIndex {
+		b.WriteByte('[')
+		b.WriteString(strconv.Itoa(p.idx))
+		b.WriteByte(']')
+		return
+	}
+	name := p.name
+	if p.kind == pathRawKey {
+		name = p.raw.String()
+	}
+	if !plainKey(name) {
+		b.WriteByte('[')
+		q, _ := jsontext.AppendQuote(b.AvailableBuffer(), name)
+		b.Write(q)
+		b.WriteByte(']')
+		return
+	}
+	if b.Len() > 0 {
+		b.WriteByte('.')
+	}
+	b.WriteString(name)
+}
+
+func plainKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
