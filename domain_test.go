@@ -239,17 +239,3 @@ func TestDeriveSortKeys(t *testing.T) {
 	newer := Derive(&Item{ID: "id1", UpdatedAt: it.UpdatedAt.Add(time.Microsecond)})
 	assert.Less(t, newer.SK.Recent, f.SK.Recent, "a newer update sorts first in the recent order")
 }
-
-// FuzzDecodeItemPatch checks the PUT decoder never panics and only returns user errors.
-func FuzzDecodeItemPatch(f *testing.F) {
-	for _, s := range []string{`{}`, `{"status":null}`, `{"history":[{"role":"u","content":"c","expected_behavior":"x"}]}`, `{"tags":1,"etag":"x"}`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		if _, err := DecodeItemPatch(body, true); err != nil {
-			if _, ok := AsError(err); !ok {
-				t.Fatalf("decoder error is not a user error: %v", err)
-			}
-		}
-	})
-}

@@ -1,12 +1,9 @@
 package gtc
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
-
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Error codes a caller can cause. They are the machine codes of the HTTP error body; the api
@@ -179,82 +176,4 @@ func ErrorCode(err error) string {
 		return e.Code
 	}
 	return ""
-}
-
-// fieldPath names a place in a body, as errors[].field writes it: "body", "history[0].msg",
-// `metadata["a b"]`. The text is only made when a problem is reported, so walking the
-// elements of a large body costs nothing per element. The zero fieldPath is the body.
-type fieldPath struct {
-	up   *fieldPath
-	name string
-	raw  jkey // a key as the body writes it, when name is not set
-	idx  int
-	kind uint8
-}
-
-const (
-	pathBody uint8 = iota
-	pathKey
-	pathRawKey
-	pathIndex
-)
-
-func (p *fieldPath) key(k string) fieldPath { return fieldPath{up: p, name: k, kind: pathKey} }
-
-// keyAt is key for a key of the body, read only if the path is written.
-func (p *fieldPath) keyAt(k jkey) fieldPath { return fieldPath{up: p, raw: k, kind: pathRawKey} }
-
-func (p *fieldPath) index(i int) fieldPath { return fieldPath{up: p, idx: i, kind: pathIndex} }
-
-func (p fieldPath) String() string {
-	if p.kind == pathBody {
-		return "body"
-	}
-	var b bytes.Buffer
-	p.write(&b)
-	return b.String()
-}
-
-// write writes the path of p; the body's own path is empty.
-func (p *fieldPath) write(b *bytes.Buffer) {
-	if p.kind == pathBody {
-		return
-	}
-	if p.up != nil {
-		p.up.write(b)
-	}
-	if p.kind == pathIndex {
-		b.WriteByte('[')
-		b.WriteString(strconv.Itoa(p.idx))
-		b.WriteByte(']')
-		return
-	}
-	name := p.name
-	if p.kind == pathRawKey {
-		name = p.raw.String()
-	}
-	if !plainKey(name) {
-		b.WriteByte('[')
-		q, _ := jsontext.AppendQuote(b.AvailableBuffer(), name)
-		b.Write(q)
-		b.WriteByte(']')
-		return
-	}
-	if b.Len() > 0 {
-		b.WriteByte('.')
-	}
-	b.WriteString(name)
-}
-
-func plainKey(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }

@@ -1,7 +1,6 @@
 package gtc
 
 import (
-	"bytes"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -122,51 +121,4 @@ func hex4(b []byte, i int) (rune, bool) {
 		r = r*16 + rune(c)
 	}
 	return r, true
-}
-
-const hexDigits = "0123456789abcdef"
-
-// writeJSONString writes s as a JSON string: minimal escaping, invalid UTF-8 as U+FFFD.
-func writeJSONString(buf *bytes.Buffer, s string) {
-	buf.WriteByte('"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			buf.WriteString(s[start:i])
-			switch c {
-			case '"', '\\':
-				buf.WriteByte('\\')
-				buf.WriteByte(c)
-			case '\n':
-				buf.WriteString(`\n`)
-			case '\r':
-				buf.WriteString(`\r`)
-			case '\t':
-				buf.WriteString(`\t`)
-			default:
-				buf.WriteString(`\u00`)
-				buf.WriteByte(hexDigits[c>>4])
-				buf.WriteByte(hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			buf.WriteString(s[start:i])
-			buf.WriteString(`\ufffd`)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	buf.WriteString(s[start:])
-	buf.WriteByte('"')
 }

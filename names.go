@@ -97,3 +97,7 @@ func FormatChar(s string) (rune, bool) {
 func InvisibleCharMessage(what string, r rune) string {
 	return fmt.Sprintf("%s contains an invisible format character (U+%04X), which is not allowed", what, r)
 }
+
+func charCount(s string) int { return utf8.RuneCountInString(s) }
+
+func atMost(n int) string { return fmt.Sprintf("must be at most %d characters", n) }

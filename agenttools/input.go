@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 )
 
 // InputError says why a body is not a tool input: it is not JSON at all, or JSON but not an
@@ -35,7 +36,7 @@ func DecodeInput(b []byte) (map[string]any, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return map[string]any{}, nil
 	}
-	if _, err := gtc.ParseBody(b); err != nil {
+	if _, err := codec.ParseBody(b); err != nil {
 		detail := err.Error()
 		if ge, ok := gtc.AsError(err); ok && len(ge.Fields) > 0 {
 			detail = ge.Fields[0].Message

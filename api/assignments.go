@@ -11,7 +11,7 @@ import (
 )
 
 func (s *Server) handleSelfServe(c echo.Context) error {
-	limit, err := gtc.DecodeSelfServe(body(c))
+	limit, err := decodeSelfServe(body(c))
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (s *Server) handleAssignmentPut(c echo.Context) error {
 
 func (s *Server) handleAssign(c echo.Context) error {
 	k, errs := itemKey(c, "dataset")
-	force, err := gtc.DecodeAssign(body(c))
+	force, err := decodeAssign(body(c))
 	switch {
 	case errs == nil && err != nil:
 		return err

@@ -41,7 +41,7 @@ func (s *Server) handlePutCuration(c echo.Context) error {
 	if b == nil {
 		return gtc.ValidationError(append(errs, gtc.FieldError{Field: "body", Message: "required"}))
 	}
-	u, err := gtc.DecodeCurationUpdate(b)
+	u, err := decodeCurationUpdate(b)
 	if err != nil {
 		if ge, ok := gtc.AsError(err); ok && len(errs) > 0 {
 			return gtc.ValidationErrorWith(errs, ge)

@@ -32,7 +32,7 @@ func (s *Server) handleGetSnapshot(c echo.Context) error {
 }
 
 func (s *Server) handlePostSnapshot(c echo.Context) error {
-	req, err := gtc.DecodeExportRequest(body(c))
+	req, err := decodeExportRequest(body(c))
 	if err != nil {
 		return err
 	}

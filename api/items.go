@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 )
 
 // itemKey reads the three path parameters of an item URL. The dataset name and the id must
@@ -69,7 +70,7 @@ func decodePatch(c echo.Context, datasetParam string, allowApprove bool) (gtc.Ke
 	if b == nil {
 		return k, nil, gtc.ValidationError(append(errs, gtc.FieldError{Field: "body", Message: "required"}))
 	}
-	patch, err := gtc.DecodeItemPatch(b, allowApprove)
+	patch, err := decodeItemPatch(b, allowApprove)
 	if err != nil {
 		ge, ok := gtc.AsError(err)
 		if !ok || len(errs) == 0 {
@@ -167,7 +168,7 @@ func (s *Server) handleImport(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	entries, err := gtc.DecodeImport(b)
+	entries, err := codec.DecodeImport(b)
 	if err != nil {
 		return err
 	}

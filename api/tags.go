@@ -53,7 +53,7 @@ func (s *Server) handleAddTags(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	tags, err := gtc.DecodeTagList(b)
+	tags, err := decodeTagList(b)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (s *Server) handleRemoveTags(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	tags, err := gtc.DecodeTagList(b)
+	tags, err := decodeTagList(b)
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (s *Server) handlePutDefinition(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req, err := gtc.DecodeTagDefinition(b)
+	req, err := decodeTagDefinition(b)
 	if err != nil {
 		return err
 	}

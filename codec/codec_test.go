@@ -12,7 +12,7 @@ import (
 )
 
 func TestCanonicalRoundTrip(t *testing.T) {
-	entries, err := gtc.DecodeImport([]byte(`[{"id":"a","datasetName":"d","bucket":"3f0e9a57-55c1-5d0b-9a3e-6b1f9f2d7c10",
+	entries, err := DecodeImport([]byte(`[{"id":"a","datasetName":"d","bucket":"3f0e9a57-55c1-5d0b-9a3e-6b1f9f2d7c10",
 		"comment":"<b>&</b>","traceIds":{"z":"1","a":"2"},"metadata":{"n":123456789012345678901234567890,"s":"x"},
 		"history":[{"role":"user","msg":"q","expectedBehavior":[]},{"role":"agent","msg":"a","turnId":null}],
 		"toolCalls":[{"name":"t","arguments":null,"response":{"k":[1,2]}}],
@@ -57,7 +57,7 @@ func FuzzDecodeImport(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		entries, err := gtc.DecodeImport(body)
+		entries, err := DecodeImport(body)
 		if err != nil {
 			if _, ok := gtc.AsError(err); !ok {
 				t.Fatalf("decoder error is not a user error: %v", err)

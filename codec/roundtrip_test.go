@@ -44,7 +44,7 @@ var itemCodecs = []itemCodec{
 		name:   "api form, read by the strict item decoder",
 		encode: func(it *gtc.Item) ([]byte, error) { return ItemAPIJSON(it), nil },
 		decode: func(b []byte) (*gtc.Item, error) {
-			e, err := gtc.DecodeItemObject(b)
+			e, err := DecodeItemObject(b)
 			if err != nil {
 				return nil, err
 			}

@@ -176,7 +176,7 @@ func FuzzStoredReader(f *testing.F) {
 	f.Add([]byte(`[{"id":"a","datasetName":"d","toolCalls":[{"name":"t","stepNumber":7,"response":[1,{"x":null}]}],"traceIds":{"a":"b"}}]`))
 	f.Add([]byte(`{"id":"x","updatedAt":"2025-01-02T10:00:00+01:00","unknown":{"a":[1,2]},"plugins":null}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if entries, err := gtc.DecodeImport(data); err == nil {
+		if entries, err := DecodeImport(data); err == nil {
 			for _, e := range entries {
 				doc := ItemStoredJSON(e.Item)
 				a, err1 := DecodeStoredItem(doc)

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 	"github.com/gtc-dev/gtc/migrate"
 )
 
@@ -190,7 +191,7 @@ func (im *Importer) prepare(input string, index int, raw []byte) *item {
 	}
 	body := make([]byte, 0, len(raw)+2)
 	body = append(append(append(body, '['), raw...), ']')
-	entries, err := gtc.DecodeImport(body)
+	entries, err := codec.DecodeImport(body)
 	if err == nil {
 		err = im.Curator.CheckImportTags(entries)
 	}
@@ -247,7 +248,7 @@ func elementError(err error, index int, raw []byte) Issue {
 	if ge.Code == gtc.CodeInvalidJSON {
 		// Parsed on its own, the element's syntax error points into the element, not into
 		// the one-element array it was sent in.
-		if _, perr := gtc.ParseBody(raw); perr != nil {
+		if _, perr := codec.ParseBody(raw); perr != nil {
 			if pe, ok := gtc.AsError(perr); ok {
 				ge = pe
 			}

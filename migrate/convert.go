@@ -1082,14 +1082,14 @@ func (c *converter) current() (Result, error) {
 
 // --- shared ---------------------------------------------------------------------------------
 
-// validateItem checks an item object with the import rules (gtc.DecodeItemObject) and
+// validateItem checks an item object with the import rules (codec.DecodeItemObject) and
 // returns the item it describes.
 func validateItem(obj map[string]any) (*gtc.Item, error) {
 	b, err := marshalJSON(obj)
 	if err != nil {
 		return nil, docError("the document cannot be encoded as JSON: %v", err)
 	}
-	e, err := gtc.DecodeItemObject(b)
+	e, err := codec.DecodeItemObject(b)
 	if err != nil {
 		if ge, ok := gtc.AsError(err); ok && len(ge.Fields) > 0 {
 			msgs := make([]string, len(ge.Fields))

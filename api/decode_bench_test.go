@@ -1,4 +1,4 @@
-package gtc
+package api
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gtc-dev/gtc/codec"
 )
 
 // hostileBodies are request bodies shaped to make a decoder allocate: the bytes it
@@ -66,10 +68,10 @@ func BenchmarkDecodeHostile(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			decode := func() error {
 				if tc.put {
-					_, err := DecodeItemPatch(tc.body, false)
+					_, err := decodeItemPatch(tc.body, false)
 					return err
 				}
-				_, err := DecodeImport(tc.body)
+				_, err := codec.DecodeImport(tc.body)
 				return err
 			}
 			if err := decode(); (err != nil) != tc.reject {
@@ -125,7 +127,7 @@ func BenchmarkDecodeImport(b *testing.B) {
 	b.SetBytes(int64(body.Len()))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := DecodeImport(body.Bytes()); err != nil {
+		if _, err := codec.DecodeImport(body.Bytes()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -139,7 +141,7 @@ func BenchmarkDecodeItemPatch(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := DecodeItemPatch(body, false); err != nil {
+		if _, err := decodeItemPatch(body, false); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package gtc
+package codec
 
 import (
 	"bytes"
@@ -11,22 +11,24 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gtc-dev/gtc"
 )
 
 func TestParseJSONKeepsOrderAndLastDuplicate(t *testing.T) {
 	v, err := parseJSON([]byte(` {"b": 1, "a": [true, null, "x\u00e9\ud83d\ude00"], "b": 2.50e3} `))
 	require.NoError(t, err)
-	require.Equal(t, jObject, v.kind)
+	require.Equal(t, Object, v.kind)
 	var got []string
-	for m := v.members(); m.next(); {
-		got = append(got, m.key.String()+"="+m.val.kind.String()+":"+string(m.val.bytes()))
+	for m := v.Members(); m.Next(); {
+		got = append(got, m.Key.String()+"="+m.Val.kind.String()+":"+string(m.Val.bytes()))
 	}
 	assert.Equal(t, []string{"b=number:2.50e3", `a=array:[true, null, "x\u00e9\ud83d\ude00"]`}, got,
 		"a repeated key keeps its first position and takes the last value, literal kept")
-	last, ok := v.get("b")
+	last, ok := v.Get("b")
 	require.True(t, ok)
-	assert.Equal(t, "2.50e3", last.text())
-	assert.Equal(t, `{"b":2.50e3,"a":[true,null,"xé😀"]}`, string(v.raw()))
+	assert.Equal(t, "2.50e3", last.Text())
+	assert.Equal(t, `{"b":2.50e3,"a":[true,null,"xé😀"]}`, string(v.Raw()))
 }
 
 // A body that is not JSON is refused with the message of jsontext, which says what is wrong
@@ -87,10 +89,10 @@ func TestParseJSONBoundsTheDepth(t *testing.T) {
 	}
 
 	// The request decoders refuse it as a body that is not JSON.
-	_, err = DecodeItemPatch([]byte(`{"metadata":`+strings.Repeat("[", MaxJSONDepth)+strings.Repeat("]", MaxJSONDepth)+`}`), false)
-	ge, isErr := AsError(err)
+	_, err = DecodeItemObject([]byte(`{"metadata":` + strings.Repeat("[", MaxJSONDepth) + strings.Repeat("]", MaxJSONDepth) + `}`))
+	ge, isErr := gtc.AsError(err)
 	require.True(t, isErr, "%v", err)
-	assert.Equal(t, CodeInvalidJSON, ge.Code)
+	assert.Equal(t, gtc.CodeInvalidJSON, ge.Code)
 	require.Len(t, ge.Fields, 1)
 	assert.Equal(t, "body", ge.Fields[0].Field)
 	assert.True(t, strings.HasPrefix(ge.Fields[0].Message, "jsontext: exceeded max depth of 512 within \"/metadata/0/0/"), ge.Fields[0].Message)
@@ -104,23 +106,14 @@ func TestInvalidUTF8IsInvalidJSON(t *testing.T) {
 		"{\"metadata\":{\"k\xff\":1}}",
 		`{"metadata":{"k":"\udc00"}}`,
 	} {
-		_, err := DecodeItemPatch([]byte(body), false)
-		ge, ok := AsError(err)
+		_, err := DecodeItemObject([]byte(body))
+		ge, ok := gtc.AsError(err)
 		require.True(t, ok, "%q: %v", body, err)
-		assert.Equal(t, CodeInvalidJSON, ge.Code, body)
+		assert.Equal(t, gtc.CodeInvalidJSON, ge.Code, body)
 		require.Len(t, ge.Fields, 1)
 		assert.Equal(t, "body", ge.Fields[0].Field)
 		assert.Contains(t, ge.Fields[0].Message, "jsontext: invalid ")
 	}
-}
-
-func TestWriteJSONStringEscapesMinimally(t *testing.T) {
-	var b bytes.Buffer
-	writeJSONString(&b, "a\"b\\c\n\t\x01<>&é\u2028")
-	assert.Equal(t, `"a\"b\\c\n\t\u0001<>&é`+"\u2028"+`"`, b.String())
-	var back string
-	require.NoError(t, json.Unmarshal(b.Bytes(), &back))
-	assert.Equal(t, "a\"b\\c\n\t\x01<>&é\u2028", back)
 }
 
 // FuzzParseJSON checks the parser against encoding/json: the same inputs are accepted (up to
@@ -144,7 +137,7 @@ func FuzzParseJSON(f *testing.F) {
 		if !valid {
 			t.Fatalf("accepted invalid JSON %q", data)
 		}
-		out := v.raw()
+		out := v.Raw()
 		var a, b any
 		da := json.NewDecoder(bytes.NewReader(data))
 		da.UseNumber()
@@ -173,30 +166,17 @@ func decodeAll(t *testing.T, body string) []any {
 	v, err := parseJSON([]byte(body))
 	require.NoError(t, err)
 	entries, ierr := DecodeImport([]byte(body))
-	patch, perr := DecodeItemPatch([]byte(body), false)
-	return []any{string(v.raw()), entries, ierr, patch, perr}
+	item, oerr := DecodeItemObject([]byte(body))
+	return []any{string(v.Raw()), entries, ierr, item, oerr}
 }
 
 func TestRepeatedKeysKeepFirstPositionAndLastValue(t *testing.T) {
 	v, err := parseJSON([]byte(repeatBodies[0]))
 	require.NoError(t, err)
-	md, ok := v.get("metadata")
+	md, ok := v.Get("metadata")
 	require.True(t, ok)
-	assert.Equal(t, `{"ab":4,"cd":2,"ef":{"x":[1,{"q":3,"r":2}],"y":2}}`, string(md.raw()))
+	assert.Equal(t, `{"ab":4,"cd":2,"ef":{"x":[1,{"q":3,"r":2}],"y":2}}`, string(md.Raw()))
 
-	_, err = DecodeItemPatch([]byte(repeatBodies[0]), false)
-	ge, _ := AsError(err)
-	require.NotNil(t, ge)
-	assert.Equal(t, []FieldError{{"zz", "unknown field"}, {"yy", "unknown field"}, {"history[0].qq", "unknown field"}},
-		ge.Fields, "a repeated unknown key is reported once, at its first position")
-
-	p, err := DecodeItemPatch([]byte(repeatBodies[2]), false)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"history", "status", "etag"}, p.Keys)
-	assert.Equal(t, "approved", p.Status.V)
-	require.Len(t, p.History.V, 1)
-	assert.Equal(t, "c", *p.History.V[0].Msg, "msg is null, so content is the message")
-	assert.False(t, p.History.V[0].ExpectedBehaviorSet, "expectedBehavior (null) wins over its alias")
 }
 
 // Objects whose keys may repeat are found by hashing keys; keys that hash alike but differ
