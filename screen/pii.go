@@ -393,20 +393,35 @@ func piiMaybeRaw(v []byte) bool {
 	// `@` or ten digits (counted as in piiMaybe; the scanners check the `@` themselves).
 	str, at, digits, start := false, false, 0, 0
 	for i := 0; i < len(t); i++ {
-		switch c := t[i]; {
-		case c == '"':
+		k := piiRawClass[t[i]]
+		digits += int(k & rawDigit)
+		switch k {
+		case rawQuote:
 			if str && (at || digits >= 10) && piiFinds(t[start:i]) {
 				return true
 			}
 			str, at, digits, start = !str, false, 0, i+1
-		case c-'0' < 10:
-			digits++
-		case c == '@':
+		case rawAt:
 			at = true
 		}
 	}
 	return false
 }
+
+// Bytes piiMaybeRaw looks for.
+const (
+	rawDigit uint8 = 1 // 1, so that it adds to a count
+	rawQuote uint8 = 2
+	rawAt    uint8 = 4
+)
+
+var piiRawClass = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = rawDigit
+	}
+	t['"'], t['@'] = rawQuote, rawAt
+	return t
+}()
 
 // piiFinds reports whether t holds an e-mail address or a phone number.
 func piiFinds(t string) bool {
