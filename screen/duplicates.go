@@ -153,12 +153,16 @@ func (x *dupIndex) check(out []gtc.DuplicateWarning, d *gtc.Item, sg *dupSigner)
 			lists[1] = x.byH[string(h)]
 		}
 	}
-	if len(x.byT) > 0 {
-		if gi, ok := x.byT[string(sg.typed(d))]; ok {
-			if byG := x.generics(&x.groups[gi], sg); len(byG) > 0 {
-				if g = sg.generic(d); len(g) > 0 {
-					lists[2] = byG[string(g)]
-				}
+	// With one group, the draft's typed signature would not narrow anything down: a generic
+	// signature in that group's index carries the group's typed one.
+	gi, hit := int32(0), len(x.groups) == 1
+	if len(x.groups) > 1 {
+		gi, hit = x.byT[string(sg.typed(d))]
+	}
+	if hit {
+		if byG := x.generics(&x.groups[gi], sg); len(byG) > 0 {
+			if g = sg.generic(d); len(g) > 0 {
+				lists[2] = byG[string(g)]
 			}
 		}
 	}

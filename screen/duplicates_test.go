@@ -330,44 +330,61 @@ func TestDuplicateIndexAgreesWithPairwise(t *testing.T) {
 	of := func(it *gtc.Item) sigs {
 		return sigs{string(sg.question(it)), string(sg.answer(it)), string(sg.history(it)), string(sg.generic(it))}
 	}
-	want := []string{}
-	counts := map[string]int{}
-	cs := make([]sigs, len(cands))
-	for i, c := range cands {
-		cs[i] = of(c)
-	}
-	for _, d := range drafts {
-		ds, n := of(d), 0
+	pairwise := func(drafts, cands []*gtc.Item) (want []string, counts map[string]int) {
+		want, counts = []string{}, map[string]int{}
+		cs := make([]sigs, len(cands))
 		for i, c := range cands {
-			reason := ""
-			switch {
-			case c.ID == d.ID:
-			case ds.q != "" && ds.q == cs[i].q:
-				reason = MatchQuestion
-				if ds.a != "" && ds.a == cs[i].a {
-					reason = MatchQuestionAndAnswer
+			cs[i] = of(c)
+		}
+		for _, d := range drafts {
+			ds, n := of(d), 0
+			for i, c := range cands {
+				reason := ""
+				switch {
+				case c.ID == d.ID:
+				case ds.q != "" && ds.q == cs[i].q:
+					reason = MatchQuestion
+					if ds.a != "" && ds.a == cs[i].a {
+						reason = MatchQuestionAndAnswer
+					}
+				case ds.h != "" && ds.h == cs[i].h:
+					reason = MatchHistory
+					if ds.g != "" && ds.g == cs[i].g {
+						reason = MatchHistoryAndGeneric
+					}
+				case ds.g != "" && ds.g == cs[i].g:
+					reason = MatchGeneric
 				}
-			case ds.h != "" && ds.h == cs[i].h:
-				reason = MatchHistory
-				if ds.g != "" && ds.g == cs[i].g {
-					reason = MatchHistoryAndGeneric
-				}
-			case ds.g != "" && ds.g == cs[i].g:
-				reason = MatchGeneric
-			}
-			if reason != "" {
-				want = append(want, d.ID+">"+c.ID+": "+reason)
-				counts[reason]++
-				if n++; n == DuplicateWarningLimit {
-					break
+				if reason != "" {
+					want = append(want, d.ID+">"+c.ID+": "+reason)
+					counts[reason]++
+					if n++; n == DuplicateWarningLimit {
+						break
+					}
 				}
 			}
 		}
+		return want, counts
 	}
+	want, counts := pairwise(drafts, cands)
 	assert.Equal(t, want, reasons(DuplicateWarnings(drafts, candidatesOf(nil, cands...))))
 	// Every rule fired.
 	for _, r := range []string{MatchQuestionAndAnswer, MatchQuestion, MatchHistoryAndGeneric, MatchHistory, MatchGeneric} {
 		assert.Positive(t, counts[r], r)
 	}
+	assert.Greater(t, counts[MatchGeneric], 100)
+
+	// The same with one typed signature for every item.
+	untyped := func(items []*gtc.Item) (out []*gtc.Item) {
+		for _, it := range items {
+			c := *it
+			c.ScenarioID, c.ContextEntries, c.ToolCalls = "", nil, nil
+			out = append(out, &c)
+		}
+		return out
+	}
+	drafts1, cands1 := untyped(drafts), untyped(cands)
+	want, counts = pairwise(drafts1, cands1)
+	assert.Equal(t, want, reasons(DuplicateWarnings(drafts1, candidatesOf(nil, cands1...))))
 	assert.Greater(t, counts[MatchGeneric], 100)
 }
