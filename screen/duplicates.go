@@ -40,7 +40,9 @@ const (
 // that dataset, most recently updated first; only the first DuplicateCandidateLimit approved
 // items of that dataset are used (others in the list are ignored). A candidate with the
 // draft's id is never reported. Each candidate's signatures are computed once and indexed
-// by value, so the work grows with drafts + candidates, not with their product.
+// by value, so the work grows with drafts + candidates, not with their product. The generic
+// signature, which reads every raw JSON value, is only computed for the items whose typed
+// signature (below) another side shares.
 func DuplicateWarnings(items []*gtc.Item, candidates func(dataset string) []*gtc.Item) []gtc.DuplicateWarning {
 	var (
 		out     = []gtc.DuplicateWarning{}
@@ -64,18 +66,30 @@ func DuplicateWarnings(items []*gtc.Item, candidates func(dataset string) []*gtc
 // dupCandidate is an approved item with its normalized signatures.
 type dupCandidate struct {
 	id, question string // question as shown: QuestionText, not normalized
-	q, a, h, g   string // N(question), N(answer) (only with a question), history, generic
+	q, a, h      string // N(question), N(answer) (only with a question), history
+	g            string // generic; computed when a draft first shares the typed signature
+	item         *gtc.Item
 }
 
 // dupIndex holds the candidates of one dataset, and their positions by signature value
-// (ascending, so the head of a list is the earliest candidate).
+// (ascending, so the head of a list is the earliest candidate). Candidates are grouped by
+// typed signature; a group's generic signatures are indexed when a draft first has its
+// typed signature, since equal generic signatures imply equal typed ones.
 type dupIndex struct {
-	cands         []dupCandidate
-	byQ, byH, byG map[string][]int32
+	cands    []dupCandidate
+	byQ, byH map[string][]int32
+	byT      map[string]int32 // position in groups
+	groups   []dupGroup
+}
+
+// dupGroup is the candidates that share one typed signature.
+type dupGroup struct {
+	cands []int32
+	byG   map[string][]int32 // nil until a draft's typed signature hits the group
 }
 
 func newDupIndex(dataset string, items []*gtc.Item, sg *dupSigner) *dupIndex {
-	x := &dupIndex{byQ: map[string][]int32{}, byH: map[string][]int32{}, byG: map[string][]int32{}}
+	x := &dupIndex{byQ: map[string][]int32{}, byH: map[string][]int32{}, byT: map[string]int32{}}
 	for _, c := range items {
 		if len(x.cands) == DuplicateCandidateLimit {
 			break
@@ -84,7 +98,7 @@ func newDupIndex(dataset string, items []*gtc.Item, sg *dupSigner) *dupIndex {
 			continue
 		}
 		k := int32(len(x.cands))
-		dc := dupCandidate{id: c.ID, question: gtc.QuestionText(c)}
+		dc := dupCandidate{id: c.ID, question: gtc.QuestionText(c), item: c}
 		if q := sg.question(c); len(q) > 0 {
 			dc.q = string(q)
 			dc.a = string(sg.answer(c))
@@ -94,18 +108,39 @@ func newDupIndex(dataset string, items []*gtc.Item, sg *dupSigner) *dupIndex {
 			dc.h = string(h)
 			x.byH[dc.h] = append(x.byH[dc.h], k)
 		}
-		if g := sg.generic(c); len(g) > 0 {
-			dc.g = string(g)
-			x.byG[dc.g] = append(x.byG[dc.g], k)
+		t := sg.typed(c)
+		gi, ok := x.byT[string(t)]
+		if !ok {
+			gi = int32(len(x.groups))
+			x.groups = append(x.groups, dupGroup{})
+			x.byT[string(t)] = gi
 		}
+		x.groups[gi].cands = append(x.groups[gi].cands, k)
 		x.cands = append(x.cands, dc)
 	}
 	return x
 }
 
+// generics returns the candidates of grp by generic signature, computing them the first
+// time.
+func (x *dupIndex) generics(grp *dupGroup, sg *dupSigner) map[string][]int32 {
+	if grp.byG == nil {
+		grp.byG = map[string][]int32{}
+		for _, k := range grp.cands {
+			c := &x.cands[k]
+			if g := sg.generic(c.item); len(g) > 0 {
+				c.g = string(g)
+				grp.byG[c.g] = append(grp.byG[c.g], k)
+			}
+		}
+	}
+	return grp.byG
+}
+
 // check appends the warnings of draft d to out.
 func (x *dupIndex) check(out []gtc.DuplicateWarning, d *gtc.Item, sg *dupSigner) []gtc.DuplicateWarning {
-	// A signature no candidate has cannot match, so it is not computed.
+	// A signature no candidate has cannot match, so it is not computed; nor is the generic
+	// one when no candidate has the draft's typed signature.
 	var q, h, g []byte
 	var lists [3][]int32
 	if len(x.byQ) > 0 {
@@ -118,9 +153,17 @@ func (x *dupIndex) check(out []gtc.DuplicateWarning, d *gtc.Item, sg *dupSigner)
 			lists[1] = x.byH[string(h)]
 		}
 	}
-	if len(x.byG) > 0 {
-		if g = sg.generic(d); len(g) > 0 {
-			lists[2] = x.byG[string(g)]
+	// With one group, the draft's typed signature would not narrow anything down: a generic
+	// signature in that group's index carries the group's typed one.
+	gi, hit := int32(0), len(x.groups) == 1
+	if len(x.groups) > 1 {
+		gi, hit = x.byT[string(sg.typed(d))]
+	}
+	if hit {
+		if byG := x.generics(&x.groups[gi], sg); len(byG) > 0 {
+			if g = sg.generic(d); len(g) > 0 {
+				lists[2] = byG[string(g)]
+			}
 		}
 	}
 	var a []byte
@@ -157,6 +200,8 @@ func (x *dupIndex) check(out []gtc.DuplicateWarning, d *gtc.Item, sg *dupSigner)
 			}
 		case len(h) > 0 && string(h) == c.h:
 			reason = MatchHistory
+			// c.g is known: a candidate with the draft's generic signature has its typed
+			// one, and that group's generic signatures were computed above.
 			if len(g) > 0 && string(g) == c.g {
 				reason = MatchHistoryAndGeneric
 			}
@@ -178,8 +223,8 @@ func (x *dupIndex) check(out []gtc.DuplicateWarning, d *gtc.Item, sg *dupSigner)
 // dupSigner computes normalized signatures into buffers it reuses; a returned slice is
 // valid until the next call of the same method.
 type dupSigner struct {
-	qb, ab, hb, gb []byte
-	canon          canonWriter
+	qb, ab, hb, gb, tb []byte
+	canon              canonWriter
 }
 
 func (sg *dupSigner) question(it *gtc.Item) []byte {
@@ -220,6 +265,25 @@ func (sg *dupSigner) generic(it *gtc.Item) []byte {
 	w.bytes(cw.b.Bytes())
 	sg.gb = w.dst
 	return sg.gb
+}
+
+// typed is the generic signature without the raw JSON values (metadata, tracePayload,
+// contextEntries[].value, toolCalls[].arguments and .response, expectedTools lists'
+// .arguments, feedback[].values, plugins.*.data), pruned the same way: N of the canonical
+// JSON of the typed fields, or empty. It needs no tokenizing. Items with equal generic
+// signatures have equal typed ones: the generic signature is canonical JSON, normalized
+// string by string, so dropping those members from it and pruning what that empties gives
+// the typed signature.
+func (sg *dupSigner) typed(it *gtc.Item) []byte {
+	cw := &sg.canon
+	cw.b.Reset()
+	cw.typedOnly = true
+	cw.generic(it)
+	cw.typedOnly = false
+	w := normWriter{dst: sg.tb[:0]}
+	w.bytes(cw.b.Bytes())
+	sg.tb = w.dst
+	return sg.tb
 }
 
 // normWriter appends the normalized text N(s): lower-cased, every whitespace run
@@ -298,10 +362,11 @@ var normASCII = func() (t [256]byte) {
 // generic fields while pruning: a value that is null, "", {} or [] once its own children are
 // pruned is rolled back together with its key or its comma. false and 0 stay.
 type canonWriter struct {
-	b       bytes.Buffer
-	tape    jsonTape
-	members []tapeMember
-	keys    []string
+	b         bytes.Buffer
+	typedOnly bool // raw JSON values are left out
+	tape      jsonTape
+	members   []tapeMember
+	keys      []string
 }
 
 // canonOpen is an object or array being written; n counts the members kept.
@@ -385,7 +450,7 @@ func (w *canonWriter) strMember(o *canonOpen, k, s string) {
 }
 
 func (w *canonWriter) rawMember(o *canonOpen, k string, v []byte) {
-	if len(v) == 0 || !w.tape.parse(v) {
+	if w.typedOnly || len(v) == 0 || !w.tape.parse(v) {
 		return // null, or not JSON: nothing to keep
 	}
 	w.done(o, w.key(o, k), w.raw(0))

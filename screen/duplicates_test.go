@@ -3,6 +3,7 @@ package screen
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -276,4 +277,114 @@ func BenchmarkDuplicateWarnings(b *testing.B) {
 		n = len(DuplicateWarnings(drafts, func(string) []*gtc.Item { return cands }))
 	}
 	b.ReportMetric(float64(n), "warnings/op")
+}
+
+// The index finds exactly the matches of comparing every draft with every candidate by the
+// signatures' definitions, on items drawn from a small space so that all rules fire: generic
+// signatures that agree although raw values differ (key order, spaces, pruned members), and
+// typed signatures that agree while generic ones differ.
+func TestDuplicateIndexAgreesWithPairwise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	raw := func() json.RawMessage {
+		if v := pick("", `null`, `{}`, `{"x":1}`, `{ "x" : 1, "e": "" }`, `{"x":1.0}`, `[null]`, `"A"`, `"a"`); v != "" {
+			return json.RawMessage(v)
+		}
+		return nil
+	}
+	item := func(id string, status gtc.Status) *gtc.Item {
+		it := gtc.NewItem("ds", id)
+		it.Status = status
+		for range rng.IntN(3) {
+			it.History = append(it.History, gtc.HistoryEntry{Role: pick("user", "assistant", "assistant"), Msg: pick("Q", "q ", "A", "b", "B ", "c", "d", "e")})
+		}
+		it.ScenarioID = pick("", "S", "s")
+		if rng.IntN(4) == 0 {
+			it.ContextEntries = []gtc.ContextEntry{{Key: pick("", "k"), Value: raw()}}
+		}
+		if rng.IntN(4) == 0 {
+			it.ToolCalls = []gtc.ToolCall{{Name: "search", ID: pick("", "1"), Arguments: raw(), Response: raw()}}
+		}
+		it.Metadata = raw()
+		return it
+	}
+	var drafts, cands []*gtc.Item
+	for i := range 300 {
+		drafts = append(drafts, item(fmt.Sprintf("d%d", i), gtc.StatusDraft))
+		cands = append(cands, item(fmt.Sprintf("c%d", i), gtc.StatusApproved))
+	}
+	// Some candidates repeat a draft, with its metadata written another way.
+	for i := 0; i < len(cands); i += 5 {
+		c := *drafts[i]
+		c.ID, c.Status = fmt.Sprintf("c%d", i), gtc.StatusApproved
+		if string(c.Metadata) == `{"x":1}` {
+			c.Metadata = json.RawMessage(`{ "x" : 1, "e": "" }`)
+		}
+		cands[i] = &c
+	}
+	cands[7].ID = drafts[3].ID
+
+	// Each item's signatures, by definition.
+	type sigs struct{ q, a, h, g string }
+	var sg dupSigner
+	of := func(it *gtc.Item) sigs {
+		return sigs{string(sg.question(it)), string(sg.answer(it)), string(sg.history(it)), string(sg.generic(it))}
+	}
+	pairwise := func(drafts, cands []*gtc.Item) (want []string, counts map[string]int) {
+		want, counts = []string{}, map[string]int{}
+		cs := make([]sigs, len(cands))
+		for i, c := range cands {
+			cs[i] = of(c)
+		}
+		for _, d := range drafts {
+			ds, n := of(d), 0
+			for i, c := range cands {
+				reason := ""
+				switch {
+				case c.ID == d.ID:
+				case ds.q != "" && ds.q == cs[i].q:
+					reason = MatchQuestion
+					if ds.a != "" && ds.a == cs[i].a {
+						reason = MatchQuestionAndAnswer
+					}
+				case ds.h != "" && ds.h == cs[i].h:
+					reason = MatchHistory
+					if ds.g != "" && ds.g == cs[i].g {
+						reason = MatchHistoryAndGeneric
+					}
+				case ds.g != "" && ds.g == cs[i].g:
+					reason = MatchGeneric
+				}
+				if reason != "" {
+					want = append(want, d.ID+">"+c.ID+": "+reason)
+					counts[reason]++
+					if n++; n == DuplicateWarningLimit {
+						break
+					}
+				}
+			}
+		}
+		return want, counts
+	}
+	want, counts := pairwise(drafts, cands)
+	assert.Equal(t, want, reasons(DuplicateWarnings(drafts, candidatesOf(nil, cands...))))
+	// Every rule fired.
+	for _, r := range []string{MatchQuestionAndAnswer, MatchQuestion, MatchHistoryAndGeneric, MatchHistory, MatchGeneric} {
+		assert.Positive(t, counts[r], r)
+	}
+	assert.Greater(t, counts[MatchGeneric], 100)
+
+	// The same with one typed signature for every item.
+	untyped := func(items []*gtc.Item) (out []*gtc.Item) {
+		for _, it := range items {
+			c := *it
+			c.ScenarioID, c.ContextEntries, c.ToolCalls = "", nil, nil
+			out = append(out, &c)
+		}
+		return out
+	}
+	drafts1, cands1 := untyped(drafts), untyped(cands)
+	want, counts = pairwise(drafts1, cands1)
+	assert.Equal(t, want, reasons(DuplicateWarnings(drafts1, candidatesOf(nil, cands1...))))
+	assert.Greater(t, counts[MatchGeneric], 100)
 }

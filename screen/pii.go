@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/gtc-dev/gtc"
 
@@ -373,18 +374,66 @@ func piiMaybeText(t string) bool {
 	return e || p
 }
 
-// piiMaybeRaw is piiMaybe for a raw JSON value: a \u escape may hide an `@` or a digit, so
-// its presence lets the value through too.
+// piiMaybeRaw reports whether a string of the raw JSON value v may hold a match, so that
+// only such values are tokenized.
+//
+// Without a backslash, a valid value's quotes pair up as the bounds of its strings (a quote
+// inside a string would be escaped), and each string is the bytes between its two quotes, so
+// the scanners run over those bytes decide, keys included; a value that is not JSON gives no
+// warnings whatever this says. With a backslash an escape may hide an `@`, a digit or a
+// separator, so only the counting test of piiMaybe over all of v applies, and a \u escape
+// lets the value through.
 func piiMaybeRaw(v []byte) bool {
-	if bytes.IndexByte(v, '@') >= 0 || bytes.Contains(v, []byte(`\u`)) {
-		return true
+	t := unsafe.String(unsafe.SliceData(v), len(v)) // read only, during this call
+	if strings.IndexByte(t, '\\') >= 0 {
+		email, phone := piiMaybe(t)
+		return email || phone || strings.Contains(t, `\u`)
 	}
-	digits := 0
-	for _, c := range v {
-		if c-'0' < 10 {
-			if digits++; digits == 10 {
+	// One pass splits v at its quotes and runs the scanners over the strings that have an
+	// `@` or ten digits (counted as in piiMaybe; the scanners check the `@` themselves).
+	str, at, digits, start := false, false, 0, 0
+	for i := 0; i < len(t); i++ {
+		k := piiRawClass[t[i]]
+		digits += int(k & rawDigit)
+		switch k {
+		case rawQuote:
+			if str && (at || digits >= 10) && piiFinds(t[start:i]) {
 				return true
 			}
+			str, at, digits, start = !str, false, 0, i+1
+		case rawAt:
+			at = true
+		}
+	}
+	return false
+}
+
+// Bytes piiMaybeRaw looks for.
+const (
+	rawDigit uint8 = 1 // 1, so that it adds to a count
+	rawQuote uint8 = 2
+	rawAt    uint8 = 4
+)
+
+var piiRawClass = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = rawDigit
+	}
+	t['"'], t['@'] = rawQuote, rawAt
+	return t
+}()
+
+// piiFinds reports whether t holds an e-mail address or a phone number.
+func piiFinds(t string) bool {
+	email, phone := piiMaybe(t)
+	if email {
+		if start, _ := nextEmail(t, 0); start >= 0 {
+			return true
+		}
+	}
+	if phone {
+		if start, _ := nextPhone(t, 0); start >= 0 {
+			return true
 		}
 	}
 	return false

@@ -495,3 +495,93 @@ func TestPIINoAllocationWithoutCandidates(t *testing.T) {
 	it.Plugins[gtc.RAGCompatSlot] = gtc.PluginPayload{Kind: gtc.RAGCompatSlot, Version: "1.0", Data: json.RawMessage(`{"references":[{"url":"https://help.example.com/a"}]}`)}
 	assert.Zero(t, testing.AllocsPerRun(100, func() { PIIWarnings(it) }))
 }
+
+// A raw value the prefilter turns away holds no string with a match: random documents whose
+// strings (and keys and numbers) are dense in the characters of both patterns, some with
+// escapes and some without.
+func TestPIIRawPrefilterKeepsEveryMatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	// Pieces of e-mail addresses and phone numbers, and the characters around them that
+	// decide a match: separators that JSON escapes, quotes, letters, digits.
+	pieces := []string{"bob@ex.io", "555123", "(555)", "555\n123", "bob", "@", "ex.io", ".", "a", "555", "123", "4567", "1", "+", "(", ")",
+		" ", "-", "\n", "\t", "\v", "\"", "\\", "x", "é", "9"}
+	text := func() string {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		return b.String()
+	}
+	var value func(depth int) any
+	value = func(depth int) any {
+		switch n := rng.IntN(6); {
+		case n < 2 || depth > 2:
+			return text()
+		case n == 2:
+			return json.Number(fmt.Sprint(rng.Int64N(1e11)))
+		case n == 3:
+			a := make([]any, rng.IntN(4))
+			for i := range a {
+				a[i] = value(depth + 1)
+			}
+			return a
+		default:
+			m := map[string]any{}
+			for range rng.IntN(4) {
+				m[text()] = value(depth + 1)
+			}
+			return m
+		}
+	}
+	var strs func(v any, out []string) []string
+	strs = func(v any, out []string) []string {
+		switch v := v.(type) {
+		case string:
+			return append(out, v)
+		case []any:
+			for _, e := range v {
+				out = strs(e, out)
+			}
+		case map[string]any:
+			for _, e := range v {
+				out = strs(e, out)
+			}
+		}
+		return out
+	}
+	kept, escaped, hits := 0, 0, 0
+	for range 20000 {
+		doc, err := json.Marshal(value(0))
+		require.NoError(t, err)
+		var v any
+		require.NoError(t, json.Unmarshal(doc, &v))
+		hit := false
+		for _, s := range strs(v, nil) {
+			if a, _ := nextEmail(s, 0); a >= 0 {
+				hit = true
+			}
+			if a, _ := nextPhone(s, 0); a >= 0 {
+				hit = true
+			}
+		}
+		maybe := piiMaybeRaw(doc)
+		if maybe {
+			kept++
+		}
+		if strings.Contains(string(doc), `\`) {
+			escaped++
+		}
+		if hit {
+			hits++
+		}
+		if hit && !assert.True(t, maybe, "%s", doc) {
+			return
+		}
+	}
+	// The property is only worth something if both outcomes and both kinds of value occur.
+	assert.Greater(t, hits, 1000)
+	assert.Greater(t, kept-hits, 1000)
+	assert.Less(t, kept, 19000)
+	assert.Greater(t, escaped, 1000)
+	assert.Less(t, escaped, 19000)
+}
