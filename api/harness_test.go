@@ -147,8 +147,8 @@ func newHarnessWith(t *testing.T, curMod func(*gtc.CuratorDeps), mods ...func(*a
 
 // EnvAPIStore chooses the store behind the API tests: unset or "sqlite" (a SQLite file in
 // the test's temporary directory), or "cosmos" (a fresh database on the Cosmos DB test
-// server of GTC_TEST_COSMOS_ENDPOINT, dropped when the test ends). "make test" runs the API
-// suite once with each.
+// server of GTC_TEST_COSMOS_ENDPOINT, dropped when the test ends). "make test" runs the whole
+// API suite on SQLite and TestAPISmoke on Cosmos DB; any API test runs on either.
 const EnvAPIStore = "GTC_TEST_API_STORE"
 
 // openStore opens the store GTC_TEST_API_STORE chooses, closed when the test ends; clock

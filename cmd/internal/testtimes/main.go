@@ -70,9 +70,6 @@ func main() {
 		os.Exit(2)
 	}
 	if !r.end(*phase) {
-		if *save != "" {
-			fmt.Fprintf(os.Stdout, "(the whole go test -json output is in %s)\n", *save)
-		}
 		os.Exit(1)
 	}
 }
