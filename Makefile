@@ -8,7 +8,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export GTC_DATA_DIR ?= ./data
 
-.PHONY: run build test test-unit bench bench-compare bench-instrumentation bench-hostile loadtest lint clean
+.PHONY: run build test test-unit fuzz bench bench-compare bench-instrumentation bench-hostile loadtest lint clean
 
 ## run: build, load a small demo set into an empty embedded store, and serve on :8000
 run: build
@@ -24,6 +24,10 @@ build:
 ## test: install and start what the tests need, run every test, stop what was started
 test:
 	@bash scripts/test.sh
+
+## fuzz: every fuzz target for FUZZTIME each (default 60s; make test runs them for 1s)
+fuzz:
+	@FUZZTIME=$${FUZZTIME:-60s} bash scripts/fuzz.sh
 
 ## test-unit: the tests that need no servers
 test-unit:

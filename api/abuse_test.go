@@ -323,6 +323,7 @@ func rawHTTP(method, path string, header map[string]string, body string) string 
 }
 
 func TestAbuseTable(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *api.Options) { o.MaxBodyBytes = abuseLimit })
 	f := seedAbuse(t, h, devWho)
 	f.probes = []string{"../alpha", "alpha/..", "/etc/passwd", "..", ".", "...", "../../etc", "\xff", "a\x00b", "a\r\nb", `..\alpha`, strings.Repeat("d", 300),
@@ -783,6 +784,7 @@ func hasAllow(t *testing.T, res *response) {
 // JSON or hold no claims count as none (401); the fallback name header is only a fallback;
 // X-User-Id and X-User-Roles never change who the caller is.
 func TestAbuseEasyAuth(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *api.Options) {
 		o.MaxBodyBytes = abuseLimit
 		o.Auth = api.AuthOptions{EasyAuth: true, AllowedEmailDomains: []string{"example.com"}}

@@ -58,6 +58,7 @@ func echoTools(rec *agentCalls) map[string]agent.Handler {
 func toolPath(name string) string { return "/v1/agent/tools/" + name }
 
 func TestAgentListing(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, format := range []string{"", "anthropic", "openai", "mcp"} {
 		path := "/v1/agent/tools"
@@ -114,6 +115,7 @@ func TestAgentListing(t *testing.T) {
 }
 
 func TestAgentInvokeTransport(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *api.Options) { o.MaxBodyBytes = 512 })
 	big := `{"keyword": "` + strings.Repeat("k", 600) + `"}`
 	cases := []struct {
@@ -160,6 +162,7 @@ func TestAgentInvokeTransport(t *testing.T) {
 }
 
 func TestAgentInvokeAnswers200(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cases := []struct {
 		name, tool string
@@ -211,11 +214,13 @@ func TestAgentInvokeAnswers200(t *testing.T) {
 }
 
 func TestAgentRoutesCanBeOff(t *testing.T) {
+	t.Parallel()
 	for name, mod := range map[string]func(*api.Options){
 		"tools off": func(o *api.Options) { o.AgentToolsEnabled = false },
 		"mcp off":   func(o *api.Options) { o.AgentMCPEnabled = false },
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t, mod)
 			toolsOn, mcpOn := name != "tools off", name != "mcp off"
 			res := h.do(req{Method: http.MethodGet, Path: "/v1/agent/tools", NoCheck: !toolsOn})
@@ -249,6 +254,7 @@ func TestAgentRoutesCanBeOff(t *testing.T) {
 }
 
 func TestAgentEasyAuth(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *api.Options) {
 		o.Auth = api.AuthOptions{EasyAuth: true, AllowedEmailDomains: []string{"example.com"}}
 	})
@@ -309,6 +315,7 @@ func generic(t *testing.T, v any) any {
 }
 
 func TestMCPOverHTTP(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cs, err := h.mcpSession(map[string]string{"X-User-Id": "mcp-user", "User-Agent": "mcp-test/1"})
 	require.NoError(t, err)
@@ -368,6 +375,7 @@ func TestMCPOverHTTP(t *testing.T) {
 }
 
 func TestMCPTransportRules(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *api.Options) { o.MaxBodyBytes = 1024 })
 	mcpHeaders := map[string]string{"Accept": "application/json, text/event-stream"}
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
@@ -406,6 +414,7 @@ func TestMCPTransportRules(t *testing.T) {
 }
 
 func TestMCPEasyAuth(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *api.Options) {
 		o.Auth = api.AuthOptions{EasyAuth: true, AllowedEmailDomains: []string{"example.com"}}
 	})

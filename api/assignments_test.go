@@ -43,6 +43,7 @@ func drafts(ds string, n int) []map[string]any {
 }
 
 func TestSelfServeFillsTheQueue(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	items := drafts("support", 12)
 	held := basicItem("support", "held")
@@ -111,6 +112,7 @@ func TestSelfServeFillsTheQueue(t *testing.T) {
 }
 
 func TestSelfServeLimits(t *testing.T) {
+	t.Parallel()
 	h := newHarnessWith(t, func(d *gtc.CuratorDeps) { d.SelfServe.MaxLimit = 3 })
 	h.importItems(drafts("d", 6)...)
 	res := h.selfServe("u", map[string]any{"limit": 50})
@@ -128,6 +130,7 @@ func TestSelfServeLimits(t *testing.T) {
 }
 
 func TestSelfServeConcurrentCuratorsNeverShareAnItem(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.importItems(drafts("pool", 150)...)
 	var wg sync.WaitGroup
@@ -171,6 +174,7 @@ func TestSelfServeConcurrentCuratorsNeverShareAnItem(t *testing.T) {
 }
 
 func TestSelfServeAllocationAcrossDatasets(t *testing.T) {
+	t.Parallel()
 	alloc, ignored := gtc.ParseAllocation("team-a:3, team-b:1, bad, team-c:-2")
 	assert.Equal(t, []string{"bad", "team-c:-2"}, ignored)
 	h := newHarnessWith(t, func(d *gtc.CuratorDeps) { d.SelfServe.Allocation = alloc })
@@ -211,6 +215,7 @@ func TestSelfServeAllocationAcrossDatasets(t *testing.T) {
 }
 
 func TestAssignmentPutOwnershipAndEffects(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	it := basicItem("support", "gt-1")
 	it["assignedTo"], it["assignedAt"] = "alice@example.com", "2025-01-01T00:00:00Z"
@@ -296,6 +301,7 @@ func TestAssignmentPutOwnershipAndEffects(t *testing.T) {
 }
 
 func TestAssign(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	bobs := basicItem("d", "bobs")
 	bobs["assignedTo"], bobs["assignedAt"] = "bob@example.com", "2025-01-01T08:00:00Z"
@@ -348,6 +354,7 @@ func TestAssign(t *testing.T) {
 }
 
 func TestDuplicate(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	orig := basicItem("support", "Sleek-Voxel")
 	orig["assignedTo"], orig["status"] = "alice@example.com", "approved"
@@ -393,6 +400,7 @@ func TestDuplicate(t *testing.T) {
 }
 
 func TestDeleteKeepsAssignmentAndRestoreThroughAssignmentPut(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	it := basicItem("support", "gt-1")
 	it["assignedTo"] = "alice@example.com"

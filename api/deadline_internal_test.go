@@ -17,6 +17,7 @@ import (
 // lifted once the body is in, so a long operation (an export runs under GTC_EXPORT_TIMEOUT,
 // not GTC_REQUEST_TIMEOUT) is not cancelled when the request deadline passes mid-way.
 func TestBodyDeadlineEndsWithTheBody(t *testing.T) {
+	t.Parallel()
 	s := New(Deps{}, Options{RequestTimeout: 200 * time.Millisecond})
 	s.long["/v1/test-long"] = true
 	s.e.Add(http.MethodPost, "/v1/test-long", func(c echo.Context) error {

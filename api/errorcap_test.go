@@ -14,6 +14,7 @@ import (
 // A body with hundreds of thousands of problems answers a 422 that lists the first 100 and
 // counts the others; the answer validates against the document (the harness checks it).
 func TestHugeErrorListsAreCapped(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.importItems(basicItem("ds", "a"))
 	k := h.key("ds", "a")

@@ -60,6 +60,7 @@ func filenameOf(t *testing.T, res *response) string {
 }
 
 func TestSnapshotDownload(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.storeItems(5, "beta", "alpha")
 	res := h.get("/v1/ground-truths/snapshot")
@@ -90,6 +91,7 @@ func TestSnapshotDownload(t *testing.T) {
 }
 
 func TestExportFormatsAndModes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.storeItems(4, "alpha")
 
@@ -133,6 +135,7 @@ func TestExportFormatsAndModes(t *testing.T) {
 }
 
 func TestExportBadInput(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.storeItems(2, "alpha")
 	before := h.snapshot()
@@ -182,6 +185,7 @@ func TestExportBadInput(t *testing.T) {
 }
 
 func TestArtifactExportAndSnapshotRoutes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.storeItems(3, "alpha")
 	res := h.do(req{Method: http.MethodPost, Path: "/v1/ground-truths/snapshot", Body: map[string]any{"delivery": map[string]any{"mode": "artifact"}}})
@@ -262,6 +266,7 @@ func TestArtifactExportAndSnapshotRoutes(t *testing.T) {
 }
 
 func TestExportBusy(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.storeItems(2, "alpha")
 	var releases []func()
@@ -312,6 +317,7 @@ func exportServer(t *testing.T, h *harness, items gtc.ItemStore, arts gtc.Artifa
 }
 
 func TestStreamAbortsWhenTheStoreFailsLater(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.storeItems(40, "alpha")
 	local, err := localfs.Open(t.TempDir())
@@ -351,6 +357,7 @@ func TestStreamAbortsWhenTheStoreFailsLater(t *testing.T) {
 }
 
 func TestArtifactStorageUnreachable(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.storeItems(2, "alpha")
 	local, err := localfs.Open(t.TempDir())
@@ -369,6 +376,7 @@ func TestArtifactStorageUnreachable(t *testing.T) {
 }
 
 func TestStreamReachesTheClientBeforeTheEnd(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.storeItems(400, "alpha")
 	resp, err := http.Post(h.srv.URL+"/v1/ground-truths/snapshot", "application/json",

@@ -18,6 +18,7 @@ import (
 // An artifact export is refused with 507 before anything is written while local export
 // storage has less than the configured free space; other delivery modes are not affected.
 func TestArtifactExportRefusedBelowMinFreeSpace(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.storeItems(3, "alpha")
 	root := t.TempDir()

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -111,7 +112,10 @@ func newHarnessWith(t *testing.T, curMod func(*gtc.CuratorDeps), mods ...func(*a
 	}
 	cur := gtc.NewCurator(deps)
 	opts := api.Options{
-		Prefix: "/v1", MaxBodyBytes: 10 << 20, RequestTimeout: time.Minute,
+		Prefix: "/v1", MaxBodyBytes: 10 << 20,
+		// Generous: the tests run in parallel, under the race detector, on small shared
+		// machines; the tests of the timeout itself set their own.
+		RequestTimeout:     5 * time.Minute,
 		Auth:               api.AuthOptions{DevUserID: "anonymous"},
 		Frontend:           api.FrontendConfig{SelfServeLimit: 10},
 		PaginationMinLimit: 1, PaginationMaxLimit: 100, Version: "test-version",
@@ -145,8 +149,8 @@ func newHarnessWith(t *testing.T, curMod func(*gtc.CuratorDeps), mods ...func(*a
 
 // EnvAPIStore chooses the store behind the API tests: unset or "sqlite" (a SQLite file in
 // the test's temporary directory), or "cosmos" (a fresh database on the Cosmos DB test
-// server of GTC_TEST_COSMOS_ENDPOINT, dropped when the test ends). "make test" runs the API
-// suite once with each.
+// server of GTC_TEST_COSMOS_ENDPOINT, dropped when the test ends). "make test" runs the whole
+// API suite on SQLite and TestAPISmoke on Cosmos DB; any API test runs on either.
 const EnvAPIStore = "GTC_TEST_API_STORE"
 
 // openStore opens the store GTC_TEST_API_STORE chooses, closed when the test ends; clock
@@ -168,16 +172,26 @@ func openStore(t *testing.T, clock *gtc.FakeClock) gtc.Store {
 	}
 }
 
-// loadDocument loads the document the server serves (TestDocumentMatchesRoutes proves the
-// served bytes are this document).
+// loadDocument gives the harness the router of the document the server serves
+// (TestDocumentMatchesRoutes proves the served bytes are this document).
 func (h *harness) loadDocument() {
 	h.t.Helper()
-	doc, err := openapi3.NewLoader().LoadFromData(openapi.Document("/v1", "test-version").JSON())
-	require.NoError(h.t, err)
-	r, err := legacy.NewRouter(doc)
+	r, err := documentRouter()
 	require.NoError(h.t, err)
 	h.router = r
 }
+
+// documentRouter loads the served document and builds its validation router once for the
+// whole package: every harness serves the same document (prefix /v1, version test-version),
+// and loading it is the costliest part of starting a harness. The router is only read
+// afterwards, by tests running in parallel.
+var documentRouter = sync.OnceValues(func() (routers.Router, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(openapi.Document("/v1", "test-version").JSON())
+	if err != nil {
+		return nil, err
+	}
+	return legacy.NewRouter(doc)
+})
 
 // response is what a request got back.
 type response struct {

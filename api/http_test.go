@@ -19,6 +19,7 @@ import (
 )
 
 func TestHealthAndReadiness(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	res := h.get("/healthz")
 	require.Equal(t, http.StatusOK, res.Status)
@@ -48,6 +49,7 @@ func TestHealthAndReadiness(t *testing.T) {
 }
 
 func TestFrontendConfig(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *api.Options) {
 		o.Frontend = api.FrontendConfig{RequireReferenceVisit: true, SelfServeLimit: 7, TrustedReferenceDomains: []string{"docs.example.com"}}
 	})
@@ -58,6 +60,7 @@ func TestFrontendConfig(t *testing.T) {
 }
 
 func TestBodyLimitsAndMediaTypes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *api.Options) { o.MaxBodyBytes = 2048 })
 	h.importItems(basicItem("d", "x"))
 	before := h.snapshot()
@@ -115,6 +118,7 @@ func TestBodyLimitsAndMediaTypes(t *testing.T) {
 }
 
 func TestRoutingRules(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cases := []struct {
 		method, path string
@@ -157,6 +161,7 @@ func splitSorted(s string) []string {
 }
 
 func TestRequestIDAndHeaders(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	res := h.do(req{Method: http.MethodGet, Path: "/v1/datasets", Header: map[string]string{"X-Request-Id": "abc-123"}})
 	assert.Equal(t, "abc-123", res.Header.Get("X-Request-Id"))
@@ -168,6 +173,7 @@ func TestRequestIDAndHeaders(t *testing.T) {
 }
 
 func TestDevIdentity(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *api.Options) { o.Auth.DevUserID = "dev-default" })
 	h.do(req{Method: http.MethodPost, Path: "/v1/ground-truths", Body: []any{basicItem("d", "1")}})
 	assert.Equal(t, "dev-default", h.item("d", "1")["createdBy"], "without X-User-Id the default user applies")
@@ -191,6 +197,7 @@ func principalHeader(claims map[string]string, extra ...[2]string) string {
 }
 
 func TestEasyAuthIdentity(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *api.Options) {
 		o.Auth = api.AuthOptions{EasyAuth: true, AllowedEmailDomains: []string{"example.com"}, AllowedObjectIDs: []string{"OID-OK"}}
 	})
@@ -233,6 +240,7 @@ func TestEasyAuthIdentity(t *testing.T) {
 }
 
 func TestEasyAuthAnonymousPaths(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *api.Options) {
 		o.Auth = api.AuthOptions{EasyAuth: true, AnonymousPaths: []string{"/v1/config"}}
 	})
@@ -244,6 +252,7 @@ func TestEasyAuthAnonymousPaths(t *testing.T) {
 // TestDocumentMatchesRoutes proves the OpenAPI document and the router agree: every served
 // operation is documented and every documented operation is served.
 func TestDocumentMatchesRoutes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	served := map[string]bool{}
 	for _, r := range h.api.Routes() {

@@ -21,6 +21,7 @@ import (
 // TestEasyAuthRoleClaims: a principal acts with the highest role its role claims map to;
 // without a mapped claim it gets the default role; a default of none refuses it everything.
 func TestEasyAuthRoleClaims(t *testing.T) {
+	t.Parallel()
 	mapping := map[string]gtc.Role{"gtc.admin": gtc.RoleAdmin, "gtc.curator": gtc.RoleCurator, "gtc.reader": gtc.RoleViewer}
 	principal := func(email string, roles ...string) map[string]string {
 		var extra [][2]string
@@ -76,6 +77,7 @@ func httpHeader(m map[string]string) http.Header {
 // TestDevModeRoles: in dev mode the configured roles apply unless X-User-Roles names others;
 // the values go through the same mapping as Easy Auth claims.
 func TestDevModeRoles(t *testing.T) {
+	t.Parallel()
 	resolve := func(a api.AuthOptions, h map[string]string) gtc.Caller {
 		c, err := api.CallerResolver(a)(httpHeader(h))
 		require.NoError(t, err)
@@ -94,6 +96,7 @@ func TestDevModeRoles(t *testing.T) {
 // characters that Unicode case folding equates never pass; a principal that names only a
 // display name is refused unless allowed.
 func TestEasyAuthIdentityRefusals(t *testing.T) {
+	t.Parallel()
 	resolve := func(a api.AuthOptions, claims map[string]string) (gtc.Caller, error) {
 		return api.CallerResolver(a)(http.Header{"X-Ms-Client-Principal": {principalHeader(claims)}})
 	}
@@ -137,6 +140,7 @@ func TestEasyAuthIdentityRefusals(t *testing.T) {
 // TestAnonymousPathsOnlyRead: a path opened to anonymous callers lets them read and never
 // write, and a signed-in caller there keeps its own identity and role.
 func TestAnonymousPathsOnlyRead(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *api.Options) {
 		o.Auth = api.AuthOptions{EasyAuth: true, AnonymousPaths: []string{"/v1/config", "/v1/tags"}}
 	})
@@ -154,6 +158,7 @@ func TestAnonymousPathsOnlyRead(t *testing.T) {
 // TestSameOriginWritesWork: the curator frontend's own requests (same origin, as a browser
 // marks them) pass the cross-site check; only a read may come from another site.
 func TestSameOriginWritesWork(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.importItems(basicItem("so", "1"))
 	it := h.item("so", "1")
@@ -172,6 +177,7 @@ func TestSameOriginWritesWork(t *testing.T) {
 // a time, are each answered 408 and closed once GTC_REQUEST_TIMEOUT has passed; none is
 // left holding the server.
 func TestTrickledBodiesAreCut(t *testing.T) {
+	t.Parallel()
 	const timeout = time.Second
 	h := newHarness(t, func(o *api.Options) { o.RequestTimeout = timeout })
 	addr := strings.TrimPrefix(h.srv.URL, "http://")
@@ -229,6 +235,7 @@ func TestTrickledBodiesAreCut(t *testing.T) {
 
 // The 408 body is the product's error body.
 func TestTrickledBodyAnswer(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *api.Options) { o.RequestTimeout = 300 * time.Millisecond })
 	addr := strings.TrimPrefix(h.srv.URL, "http://")
 	c, err := net.Dial("tcp", addr)

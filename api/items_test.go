@@ -13,6 +13,7 @@ import (
 )
 
 func TestImportCreatesItemsWithDefaults(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	res := h.do(req{Method: http.MethodPost, Path: "/v1/ground-truths", Header: map[string]string{"X-User-Id": "importer@example.com"},
 		Body: []any{
@@ -57,6 +58,7 @@ func TestImportCreatesItemsWithDefaults(t *testing.T) {
 }
 
 func TestImportRoundTripsEveryField(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	in := map[string]any{
 		"id": "rt-1", "datasetName": "DS One", "bucket": "3F0E9A5755C15D0B9A3E6B1F9F2D7C10", "status": "approved",
@@ -126,6 +128,7 @@ func TestImportRoundTripsEveryField(t *testing.T) {
 }
 
 func TestImportWarningsAndPerItemErrors(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.importItems(basicItem("support", "exists"))
 	withOutput := basicItem("support", "out-1")
@@ -157,6 +160,7 @@ func TestImportWarningsAndPerItemErrors(t *testing.T) {
 }
 
 func TestImportApproveRunsApprovalRules(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	onlyQuestion := map[string]any{"id": "q-only", "datasetName": "ds", "history": []any{map[string]any{"role": "user", "msg": "q"}}}
 	res := h.do(req{Method: http.MethodPost, Path: "/v1/ground-truths?approve=true", Header: map[string]string{"X-User-Id": "lead"},
@@ -173,6 +177,7 @@ func TestImportApproveRunsApprovalRules(t *testing.T) {
 }
 
 func TestImportRejectsBadBodiesAndStoresNothing(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		body   any
@@ -217,6 +222,7 @@ func TestImportRejectsBadBodiesAndStoresNothing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t)
 			h.importItems(basicItem("d", "existing"))
 			before := h.snapshot()
@@ -246,6 +252,7 @@ func fieldErrors(fs []gtc.FieldError) []any {
 }
 
 func TestGetItem(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.importItems(basicItem("support", "gt-1"))
 	k := h.key("support", "gt-1")
@@ -289,6 +296,7 @@ func TestGetItem(t *testing.T) {
 }
 
 func TestPercentEncodedPathParameters(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.importItems(basicItem("DS One", "id with space"), basicItem("stats", "s1"))
 	k := h.key("DS One", "id with space")
@@ -313,6 +321,7 @@ func keys(m map[string]any) []string {
 }
 
 func TestImportPIIAndDuplicateWarnings(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	approved := basicItem("support", "gt-approved")
 	approved["status"] = "approved"

@@ -16,6 +16,7 @@ import (
 // With every job slot taken and the queue full, another async recompute is refused with
 // 429 JOBS_BUSY and a Retry-After, and no job is made; once the queue drains it is accepted.
 func TestRecomputeAsyncRefusedWhenTheQueueIsFull(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.importItems(basicItem("a", "1"))
 	jobs := gtc.NewJobs(h.clock, 1, time.Hour)

@@ -31,6 +31,7 @@ func listIDs(t *testing.T, h *harness, query string) ([]string, map[string]any) 
 }
 
 func TestListFiltersSortsAndPages(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	mk := func(ds, id, status, reviewed string, tags []any, refs []string, msg string) map[string]any {
 		it := basicItem(ds, id)
@@ -100,6 +101,7 @@ func TestListFiltersSortsAndPages(t *testing.T) {
 }
 
 func TestListTotalsAreExactAtSize(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var items []map[string]any
 	for i := 0; i < 1200; i++ {
@@ -124,6 +126,7 @@ func TestListTotalsAreExactAtSize(t *testing.T) {
 }
 
 func TestListRejectsBadQueries(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	elevenTags := strings.TrimSuffix(strings.Repeat("a:b,", 11), ",")
 	longTag := strings.Repeat("t", 101)
@@ -162,6 +165,7 @@ func TestListRejectsBadQueries(t *testing.T) {
 }
 
 func TestListDatasetStatsAndDatasets(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	mk := func(ds, id, status string) map[string]any {
 		it := basicItem(ds, id)
@@ -192,6 +196,7 @@ func TestListDatasetStatsAndDatasets(t *testing.T) {
 }
 
 func TestCurationInstructions(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.importItems(basicItem("support", "gt-1"))
 	path := "/v1/datasets/support/curation-instructions"
@@ -247,6 +252,7 @@ func TestCurationInstructions(t *testing.T) {
 }
 
 func TestDeleteDataset(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.importItems(basicItem("gone", "1"), basicItem("gone", "2"), basicItem("kept", "1"))
 	res := h.do(req{Method: http.MethodPut, Path: "/v1/datasets/gone/curation-instructions", Body: map[string]any{"instructions": "x"}})

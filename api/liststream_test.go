@@ -81,6 +81,7 @@ func streamHarness(t *testing.T, n int) (*harness, *gatedItems) {
 // The list of a dataset is sent as it is read: a long answer is chunked, and its bytes are
 // exactly the items' own JSON (as GET of each item answers it) in list order.
 func TestListDatasetIsStreamedWithTheSameBytes(t *testing.T) {
+	t.Parallel()
 	h, _ := streamHarness(t, 200)
 	res := h.get("/v1/ground-truths/alpha")
 	require.Equal(t, http.StatusOK, res.Status)
@@ -112,6 +113,7 @@ func TestListDatasetIsStreamedWithTheSameBytes(t *testing.T) {
 // The first items reach the client while the store is still being read: the server does
 // not hold the whole answer.
 func TestListDatasetReachesTheClientBeforeTheEnd(t *testing.T) {
+	t.Parallel()
 	h, g := streamHarness(t, 200)
 	g.holdAt.Store(150) // about 100 KiB are out before the store is held
 	type got struct {
@@ -153,6 +155,7 @@ func TestListDatasetReachesTheClientBeforeTheEnd(t *testing.T) {
 // cannot take a truncated list for the whole dataset; one that fails before gets an
 // ordinary JSON error.
 func TestListDatasetStoreFailure(t *testing.T) {
+	t.Parallel()
 	h, g := streamHarness(t, 200)
 	g.failAt.Store(150)
 	resp, err := http.Get(h.srv.URL + "/v1/ground-truths/alpha")
@@ -179,6 +182,7 @@ func TestListDatasetStoreFailure(t *testing.T) {
 // The caller's queue is streamed like a dataset list: chunked when long, cut when the store
 // fails part-way.
 func TestMyAssignmentsIsStreamed(t *testing.T) {
+	t.Parallel()
 	h, g := streamHarness(t, 0)
 	user := "anonymous" // the dev-mode caller
 	for i := range 200 {

@@ -15,6 +15,7 @@ import (
 // (resolved against the request URL, dot-segments removed) for items whose dataset names
 // and ids look like path syntax but are legal: it must lead to the new item.
 func TestDuplicateLocationResolves(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cases := []struct{ dataset, id string }{
 		{"...", "..."},
@@ -57,6 +58,7 @@ func TestDuplicateLocationResolves(t *testing.T) {
 // with precomposed letters (NFC) are one tag in the tag store, on items, in list filters and
 // in the glossary.
 func TestTagsComposedEverywhere(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	const nfc, nfd = "café:crème", "cafe\u0301:cre\u0300me"
 
@@ -94,6 +96,7 @@ func TestTagsComposedEverywhere(t *testing.T) {
 // refused in tags still reads; a write that keeps the tag is a 400 naming it, never a 500,
 // and a save without it repairs the item.
 func TestStoredTagTheRulesNowRefuse(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.importItems(basicItem("ds", "a"))
 	k := h.key("ds", "a")
@@ -128,6 +131,7 @@ func TestStoredTagTheRulesNowRefuse(t *testing.T) {
 // TestArtifactExportOfOneIDInTwoDatasets: items are keyed by (datasetName, id), so the same
 // id in two datasets is legal data, and the default artifact export stores both.
 func TestArtifactExportOfOneIDInTwoDatasets(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.importItems(basicItem("alpha", "gt-1"), basicItem("beta", "gt-1"), basicItem("beta", "gt-2"))
 	res := h.do(req{Method: http.MethodPost, Path: "/v1/ground-truths/snapshot",

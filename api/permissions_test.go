@@ -57,6 +57,7 @@ func tableRole(t *testing.T, kind, name string) gtc.Role {
 }
 
 func TestPermissionTablePinsTheDestructiveOperations(t *testing.T) {
+	t.Parallel()
 	for _, op := range adminOnly {
 		assert.Equal(t, gtc.RoleAdmin, tableRole(t, "route", op), op)
 	}
@@ -124,6 +125,7 @@ func roleHeaders(user, roles string) map[string]string {
 // FORBIDDEN with a detail naming the role needed and nothing changes; at or above it the
 // request is not refused for its role. An operation the table lacks fails the test.
 func TestEveryOperationEnforcesItsRole(t *testing.T) {
+	t.Parallel()
 	doc, err := openapi3.NewLoader().LoadFromData(openapi.Document("/v1", "test-version").JSON())
 	require.NoError(t, err)
 	var ops []string
@@ -139,6 +141,7 @@ func TestEveryOperationEnforcesItsRole(t *testing.T) {
 	roles := append([]gtc.Role{gtc.RoleNone}, gtc.Roles...)
 	for _, role := range roles {
 		t.Run(role.String(), func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t, func(o *api.Options) { o.Auth.DefaultRole = "none" })
 			f := seedPermissions(t, h)
 			claim := role.String()
@@ -188,6 +191,7 @@ func TestEveryOperationEnforcesItsRole(t *testing.T) {
 // TestEveryRegisteredRouteIsInTheTable: registering a route without an entry panics, and the
 // table has no entry for a route nobody serves.
 func TestEveryRegisteredRouteIsInTheTable(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *api.Options) { o.Metrics = http.NotFoundHandler() })
 	served := map[string]bool{}
 	for _, r := range h.api.Routes() {
@@ -215,6 +219,7 @@ func echoToOpenAPI(p string) string {
 // TestMCPToolsFollowTheTable: over MCP a viewer reads but cannot preview a tag change, and
 // the refusal names the role; a curator can.
 func TestMCPToolsFollowTheTable(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := context.Background()
 	call := func(roles string) *mcp.CallToolResult {
@@ -240,6 +245,7 @@ func TestMCPToolsFollowTheTable(t *testing.T) {
 
 // TestReadmeShowsThePermissionTable: the README's table is the table the server enforces.
 func TestReadmeShowsThePermissionTable(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../README.md")
 	require.NoError(t, err)
 	var rows []string

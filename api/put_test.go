@@ -27,6 +27,7 @@ func (h *harness) put(k gtc.Key, etag string, body any) *response {
 }
 
 func TestPutUpdatesAndReturnsNewETag(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.importItems(basicItem("support", "gt-1"))
 	k := h.key("support", "gt-1")
@@ -69,6 +70,7 @@ func TestPutUpdatesAndReturnsNewETag(t *testing.T) {
 }
 
 func TestPutApproval(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	onlyQ := map[string]any{"id": "q", "datasetName": "ds", "history": []any{map[string]any{"role": "user", "msg": "q"}}}
 	tools := basicItem("ds", "tools")
@@ -126,6 +128,7 @@ func TestPutApproval(t *testing.T) {
 }
 
 func TestPutRefusalsInCheckOrderAndNothingStored(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("x", gtc.MaxItemBytes)
 	cases := []struct {
 		name    string
@@ -198,6 +201,7 @@ func TestPutRefusalsInCheckOrderAndNothingStored(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t)
 			h.importItems(basicItem("support", "gt-1"))
 			k := h.key("support", "gt-1")
@@ -232,6 +236,7 @@ func TestPutRefusalsInCheckOrderAndNothingStored(t *testing.T) {
 }
 
 func TestDeleteIsSoftAndRestorable(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	item := basicItem("support", "gt-1")
 	item["assignedTo"] = "alice@example.com"

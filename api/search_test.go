@@ -15,6 +15,7 @@ import (
 )
 
 func TestSearchReferences(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	it := basicItem("support", "gt-001")
 	it["plugins"] = map[string]any{"rag-compat": map[string]any{"kind": "rag-compat", "data": map[string]any{"references": []any{
@@ -65,6 +66,7 @@ func (failingSearch) Search(context.Context, string, int) ([]gtc.SearchResult, e
 }
 
 func TestSearchBackendErrorIs502WithoutDetails(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	srv := api.New(api.Deps{Curator: h.cur, Search: failingSearch{}}, api.Options{})
 	h2 := *h

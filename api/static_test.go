@@ -73,6 +73,7 @@ func requireRouteNotFound(t *testing.T, res *response, path string) {
 }
 
 func TestStaticFilesHaveTypeAndCacheHeaders(t *testing.T) {
+	t.Parallel()
 	h := staticHarness(t)
 	for _, tc := range []struct{ path, ctype, body string }{
 		{"/assets/app-3f2a9c.js", "text/javascript; charset=utf-8", "console.log('app')"},
@@ -97,6 +98,7 @@ func TestStaticFilesHaveTypeAndCacheHeaders(t *testing.T) {
 }
 
 func TestStaticHead(t *testing.T) {
+	t.Parallel()
 	h := staticHarness(t)
 	res := staticGet(h, http.MethodHead, "/assets/app-3f2a9c.js")
 	require.Equal(t, http.StatusOK, res.Status)
@@ -123,6 +125,7 @@ func TestStaticHead(t *testing.T) {
 }
 
 func TestStaticIndexFallback(t *testing.T) {
+	t.Parallel()
 	h := staticHarness(t)
 	for _, p := range []string{
 		"/", "/foo", "/foo/bar", "/curate/support/3f0e9a57/gt-001", "/assets", "/assets/",
@@ -138,6 +141,7 @@ func TestStaticIndexFallback(t *testing.T) {
 }
 
 func TestStaticMissingAssetIs404(t *testing.T) {
+	t.Parallel()
 	h := staticHarness(t)
 	for _, p := range []string{"/missing.js", "/assets/app-000000.js", "/foo/bar.v2", "/.env", "/assets/missing.css"} {
 		requireRouteNotFound(t, staticGet(h, http.MethodGet, p), p)
@@ -145,6 +149,7 @@ func TestStaticMissingAssetIs404(t *testing.T) {
 }
 
 func TestStaticNeverLeavesTheDirectory(t *testing.T) {
+	t.Parallel()
 	h := staticHarness(t)
 	for _, p := range []string{
 		"/../secret.txt",
@@ -173,6 +178,7 @@ func TestStaticNeverLeavesTheDirectory(t *testing.T) {
 }
 
 func TestStaticNeverServesReservedPaths(t *testing.T) {
+	t.Parallel()
 	h := staticHarness(t)
 
 	// The API wins over a file of the same name.
@@ -215,6 +221,7 @@ func TestStaticNeverServesReservedPaths(t *testing.T) {
 // that 404, and a 405 would claim that every path exists (the index fallback makes every
 // path "found" for GET), which no client can act on. Known API paths keep their 405.
 func TestStaticOtherMethods(t *testing.T) {
+	t.Parallel()
 	h := staticHarness(t)
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
 		for _, p := range []string{"/index.html", "/assets/app-3f2a9c.js", "/foo/bar", "/"} {
@@ -236,6 +243,7 @@ func TestStaticOtherMethods(t *testing.T) {
 }
 
 func TestStaticNeedsIdentityInEasyAuth(t *testing.T) {
+	t.Parallel()
 	h := staticHarness(t, func(o *api.Options) { o.Auth = api.AuthOptions{EasyAuth: true} })
 	res := staticGet(h, http.MethodGet, "/foo/bar")
 	require.Equal(t, http.StatusUnauthorized, res.Status)
@@ -250,6 +258,7 @@ func TestStaticNeedsIdentityInEasyAuth(t *testing.T) {
 }
 
 func TestStaticUnsetServesNothing(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	require.NoError(t, h.api.EnableStatic(api.StaticOptions{}))
 	for _, p := range []string{"/index.html", "/foo/bar"} {
@@ -267,6 +276,7 @@ func requireFrontDoor(t *testing.T, res *response, what string) {
 }
 
 func TestStaticStartupCheck(t *testing.T) {
+	t.Parallel()
 	dir := staticSite(t)
 	require.NoError(t, api.ValidateStatic(api.StaticOptions{}), "unset: nothing to check")
 	require.NoError(t, api.ValidateStatic(api.StaticOptions{Dir: dir}))
@@ -290,6 +300,7 @@ func TestStaticStartupCheck(t *testing.T) {
 }
 
 func TestStaticCustomIndex(t *testing.T) {
+	t.Parallel()
 	dir := staticSite(t)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "app.html"), []byte("custom index"), 0o644))
 	h := newHarness(t)

@@ -28,6 +28,7 @@ func strs(v any) []string {
 }
 
 func TestTagVocabularyEndpoints(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	res := h.get("/v1/tags")
 	require.Equal(t, http.StatusOK, res.Status)
@@ -96,6 +97,7 @@ func (h *harness) snapshotTags() []string {
 }
 
 func TestTagSchemaAndGlossary(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	res := h.get("/v1/tags/schema")
 	require.Equal(t, http.StatusOK, res.Status)
@@ -174,6 +176,7 @@ func TestTagSchemaAndGlossary(t *testing.T) {
 }
 
 func TestSchemasEndpoints(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	res := h.get("/v1/schemas")
 	require.Equal(t, http.StatusOK, res.Status)
@@ -204,6 +207,7 @@ func TestSchemasEndpoints(t *testing.T) {
 }
 
 func TestImportVocabularyCheckAndRegisterTags(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	unknown := basicItem("d", "u1")
 	unknown["manualTags"] = []any{"custom:zeta", "Custom:Alpha", "source:sme"}
@@ -229,6 +233,7 @@ func TestImportVocabularyCheckAndRegisterTags(t *testing.T) {
 }
 
 func TestRecomputeTags(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.importItems(basicItem("a", "1"), basicItem("a", "2"), basicItem("b", "3"))
 	ctx := context.Background()
@@ -276,6 +281,7 @@ func TestRecomputeTags(t *testing.T) {
 }
 
 func TestRecomputeReportsRuleViolations(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.importItems(basicItem("a", "1"))
 	ctx := context.Background()
@@ -293,6 +299,7 @@ func TestRecomputeReportsRuleViolations(t *testing.T) {
 }
 
 func TestRecomputeAsyncJob(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.importItems(basicItem("a", "1"), basicItem("a", "2"))
 	res := h.do(req{Method: http.MethodPost, Path: "/v1/ground-truths/recompute-tags?async=true&dataset=a", Header: map[string]string{"X-User-Id": "ops@example.com"}})

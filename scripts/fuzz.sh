@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # scripts/fuzz.sh — run every Go fuzz target of the module for a bounded time each, and fail
 # on the first crash with the path of its reproducer. scripts/test.sh calls it at the end of
-# a full run; it also runs on its own.
+# a full run with FUZZTIME=1s (a smoke: the targets build, their corpora pass, the engine
+# runs); make fuzz runs it for the long runs (FUZZTIME=60s by default).
 #
 # Targets are discovered, not listed here: the packages whose test files define a
 # "func Fuzz…" are asked with `go test -list '^Fuzz'`, so a new target is picked up as soon
 # as it exists.
 #
 # Environment:
-#   FUZZTIME          time per target (default 10s), any -fuzztime value ("5s", "20000x")
+#   FUZZTIME          time per target (default 60s), any -fuzztime value ("5s", "20000x")
 #   FUZZMINIMIZETIME  time to minimize an input (default 5s): minimizing a large new input
 #                     can otherwise take the whole budget of a short run
 #
@@ -27,7 +28,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-fuzztime=${FUZZTIME:-10s}
+fuzztime=${FUZZTIME:-60s}
 minimize=${FUZZMINIMIZETIME:-5s}
 logs=$(mktemp -d "${TMPDIR:-/tmp}/gtc-fuzz.XXXXXX")
 trap 'rm -rf "$logs"' EXIT

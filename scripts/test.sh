@@ -1,18 +1,31 @@
 #!/usr/bin/env bash
 # scripts/test.sh — run every test. It installs and starts what the tests need (Azurite for the
 # Blob artifact store, the Cosmos DB test server for the Cosmos store), runs the tests with the
-# race detector and the servers required, and stops what it started by the process ids it
-# recorded, never by name.
+# servers required, and stops what it started by the process ids it recorded, never by name.
 #
-# Usage: scripts/test.sh [packages...]   (default ./...; e.g. scripts/test.sh ./storage/blob/)
-# With the default, the API suite runs twice: against SQLite, then against Cosmos DB.
+# Usage: scripts/test.sh [packages...]
+#   Without arguments (make test), in phases:
+#     check   the race list below still names every package whose tests exercise concurrency
+#     race    the packages of the race list, with the race detector
+#     plain   every other package, without it
+#     norace  the tests that skip under the race detector (memory measurements, long
+#             sequential differential tests), in the race packages, without it
+#     cosmos  the API smoke test (TestAPISmoke) against the Cosmos DB test server; the store
+#             differences are the conformance suite's job (storage/storetest, run by the
+#             storage/cosmos tests in the race phase)
+#     fuzz    every fuzz target for FUZZTIME each (default 1s; scripts/fuzz.sh; make fuzz runs
+#             them longer)
+#   then the elapsed time of every package, the slowest tests and the wall time of each phase.
+#   With packages (e.g. scripts/test.sh ./storage/blob/): those, with the race detector.
 # Environment: AZURITE_PORT (default 10000); COSMOS_PORT (default 8081); COSMOS_FLAVOR=fixed
 # (default: tools/test-servers/cosmos-launcher.js, which fixes the stock server's gaps) or
 # stock (the unpatched package, whose gaps the tests skip); KEEP_STATE=1 keeps the state
-# directory (server data and logs) for a post-mortem.
+# directory (server data, logs and each phase's go test -json output) for a post-mortem;
+# FUZZTIME (default 1s); TEST_PARALLEL (go test -parallel, default 4).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+setup_start=$(date +%s)
 
 # The browser test drives Debian's Chromium; install it when this is a Debian machine we
 # administer (CI), otherwise that test skips with a message saying how to get it.
@@ -30,6 +43,7 @@ fi
 # Steps 1-6: install and start the servers, with an exit trap that stops them.
 # shellcheck source=scripts/servers.sh
 . "$root/scripts/servers.sh"
+servers_seconds=$(($(date +%s) - setup_start))
 
 # 7. Tell the tests where the servers are, and make a missing one a failure, not a skip.
 export GTC_TEST_BLOB_CONNECTION_STRING="$AZURITE_CONNECTION_STRING"
@@ -42,25 +56,125 @@ export GTC_TEST_COSMOS_LAUNCHER="$tools/cosmos-launcher.js"
 export GTC_TEST_REQUIRE_SERVERS=1
 
 # 8. Run the tests. The exit trap stops the servers whatever the outcome.
-if [ "$#" -eq 0 ]; then set -- ./...; fi
-echo "go test -race -count=1 -parallel 8 $*"
-go test -race -count=1 -parallel 8 "$@"
-if [ "$*" = ./... ]; then
-  # The API suite ran against SQLite above; run it again against the Cosmos DB test server
-  # (GTC_TEST_API_STORE chooses the store behind the API tests' harness). Without the race
-  # detector: the same handlers ran under it just above, and the Cosmos DB store's own
-  # concurrency runs under it in ./storage/cosmos/.
-  echo "GTC_TEST_API_STORE=cosmos go test -count=1 -parallel 8 ./api/   (the API suite again, on Cosmos DB)"
-  GTC_TEST_API_STORE=cosmos go test -count=1 -parallel 8 ./api/
-  # Memory measurements take minutes under the race detector, so they skip there and run
-  # here without it, in the packages that have them.
-  mem_pkgs=$(grep -rl --include='*_test.go' '^func TestMemory' . | xargs -n1 dirname | sort -u | sed 's|$|/|')
-  echo "go test -count=1 -run 'TestMemory' $(echo $mem_pkgs)"
+#
+# The race detector multiplies CPU time by 2 to 10, so it runs only on the packages whose tests
+# exercise concurrency. A package belongs in race_pkgs when its code or its tests start
+# goroutines (go func / go f(...), wg.Go, errgroup), when its tests call t.Parallel (tests
+# sharing package state), or when its tests run a suite of a test-support package that starts
+# goroutines (storage/storetest: concurrent writers, group commit). check_race_list enforces
+# that rule with a grep, so a package that starts goroutines cannot slip out of the list.
+race_pkgs=(
+  # The longest first: go test starts them in this order, two at a time on two cores.
+  ./cmd/gtc/              # concurrent writers killed mid-run, servers stopped mid-request
+  ./storage/cosmos/       # the conformance suite's concurrent writers, on the Cosmos DB test server
+  ./api/                  # parallel API tests, concurrent curators, trickled connections
+  ./storage/sqlite/       # the single writer's group commit, backups during writes
+  ./storage/observed/     # the conformance suite through the observing decorator
+  ./export/               # concurrent exports, the busy limit
+  ./storage/blob/         # concurrent uploads
+  ./migrate/              # concurrent conversions with group commit
+  ./tagging/              # concurrent bulk tagging, the registry
+  ./cmd/gtc-load/         # the load generator's concurrent clients
+  .                       # the job queue
+  ./storage/localfs/      # concurrent writes of one key
+  ./cmd/internal/ledger/  # concurrent recording of acknowledged writes
+  ./cmd/internal/loadkit/ # the server watcher
+  ./storage/storetest/testenv/ # the heap sampler
+)
+# Tests that skip under the race detector; the norace phase runs them without it.
+norace_tests='^(TestMemory.*|TestPIIScannersMatchRE2Construction)$'
+fuzztime=${FUZZTIME:-1s}
+parallel=${TEST_PARALLEL:-4}
+
+# check_race_list fails when a package with tests matches the rule above but is not in
+# race_pkgs, or when a test skips under the race detector but norace_tests does not name it.
+check_race_list() {
+  local mod pattern path dir files imports ntests i why listed bad=0
+  mod=$(go list -m)
+  pattern='(^|[^A-Za-z0-9_])go (func|[A-Za-z_][A-Za-z0-9_.]*\()|\.Go\(|errgroup|t\.Parallel\(\)'
+  declare -A spawns=()
+  while IFS='|' read -r path dir files; do
+    if [ -n "$files" ] && (cd "$dir" && grep -hE "$pattern" $files | grep -vqE '^[[:space:]]*//'); then spawns[$path]=1; fi
+  done < <(go list -f '{{.ImportPath}}|{{.Dir}}|{{join .GoFiles " "}}' ./...)
+  listed=" $(go list "${race_pkgs[@]}" | tr '\n' ' ') "
+  while IFS='|' read -r path dir files imports ntests; do
+    [ "$ntests" != 00 ] || continue
+    why=""
+    if (cd "$dir" && grep -hE "$pattern" $files | grep -vqE '^[[:space:]]*//'); then why="its code or tests start goroutines or call t.Parallel"; fi
+    for i in $imports; do
+      case "$i" in
+        "$mod"/*test | "$mod"/*testenv) if [ "$i" != "$path" ] && [ -n "${spawns[$i]:-}" ]; then why="${why:+$why; }its tests run $i, which starts goroutines"; fi ;;
+      esac
+    done
+    if [ -n "$why" ] && [[ "$listed" != *" $path "* ]]; then
+      echo "check: $path is not in race_pkgs (scripts/test.sh) but $why" >&2
+      bad=1
+    fi
+  done < <(go list -f '{{.ImportPath}}|{{.Dir}}|{{join .GoFiles " "}} {{join .TestGoFiles " "}} {{join .XTestGoFiles " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}|{{len .TestGoFiles}}{{len .XTestGoFiles}}' ./...)
+  # A test that skips under the race detector: "func TestX" followed, before the next func,
+  # by "if raceEnabled {" and a t.Skip.
+  while read -r name; do
+    if ! [[ "$name" =~ $norace_tests ]]; then
+      echo "check: $name skips under the race detector but norace_tests (scripts/test.sh) does not run it" >&2
+      bad=1
+    fi
+  done < <(git ls-files '*_test.go' | xargs awk '/^func Test/ { name = $2; sub(/\(.*/, "", name); armed = 0 }
+    /if raceEnabled/ { armed = 1 } armed && /t\.Skip/ && name != "" { print name; armed = 0; name = "" }' | sort -u)
+  return "$bad"
+}
+
+state_out="$state"
+phases=""
+# run_phase name go-test-arguments...: runs go test -json through cmd/internal/testtimes (a line
+# per package, the output of failing tests), keeps the JSON in the state directory and adds
+# the phase's wall time to the summary.
+run_phase() {
+  local name=$1 start rc=0
+  shift
+  echo "== $name: go test $*"
+  start=$(date +%s)
+  go test -json "$@" 2>&1 | "$testtimes" -phase "$name" -save "$state_out/$name.json" || rc=$?
+  phases="$phases $name=$(($(date +%s) - start))"
+  return "$rc"
+}
+
+if [ "$#" -gt 0 ]; then
+  echo "go test -race -count=1 -parallel $parallel $*"
+  go test -race -count=1 -parallel "$parallel" "$@"
+  exit 0
+fi
+
+testtimes="$state/testtimes"
+go build -o "$testtimes" ./cmd/internal/testtimes
+failed=0
+start=$(date +%s)
+check_race_list || failed=1
+phases="$phases check=$(($(date +%s) - start))"
+plain_pkgs=$(go list ./... | grep -vxF -f <(go list "${race_pkgs[@]}"))
+# The packages with a test norace_tests names.
+norace_pkgs=$(git ls-files '*_test.go' | xargs grep -HoE '^func Test[A-Za-z0-9_]*' | while IFS=: read -r file fn; do
+  if [[ "${fn#func }" =~ $norace_tests ]]; then dir=$(dirname "$file"); if [ "$dir" = . ]; then echo ./; else echo "./$dir/"; fi; fi
+done | sort -u)
+if [ "$failed" = 0 ]; then
+  run_phase race -race -count=1 -parallel "$parallel" "${race_pkgs[@]}" || failed=1
   # shellcheck disable=SC2086
-  go test -count=1 -run 'TestMemory' $mem_pkgs
+  run_phase plain -count=1 -parallel "$parallel" $plain_pkgs || failed=1
+  # shellcheck disable=SC2086
+  run_phase norace -count=1 -run "$norace_tests" $norace_pkgs || failed=1
+  # GTC_TEST_API_STORE chooses the store behind the API tests' harness.
+  export GTC_TEST_API_STORE=cosmos
+  run_phase cosmos -count=1 -run '^TestAPISmoke$' ./api/ || failed=1
+  unset GTC_TEST_API_STORE
+  # 9. Every fuzz target for a short time (the long runs are make fuzz).
+  start=$(date +%s)
+  echo "== fuzz: every target, -fuzztime $fuzztime"
+  FUZZTIME=$fuzztime bash "$root/scripts/fuzz.sh" || failed=1
+  phases="$phases fuzz=$(($(date +%s) - start))"
 fi
-# 9. Every fuzz target for a bounded time (scripts/fuzz.sh), only on a full run: 5 s each
-# by default (16 targets: 2 min 1 s on 2 shared cores); FUZZTIME changes it.
-if [ "$*" = ./... ]; then
-  FUZZTIME=${FUZZTIME:-5s} bash "$root/scripts/fuzz.sh"
+echo
+"$testtimes" -summary -top 15 -phases "$phases setup=$servers_seconds" "$state"/*.json || true
+if [ "$failed" != 0 ]; then
+  echo "make test: FAILED (see the failures above; KEEP_STATE=1 keeps each phase's go test -json output)" >&2
+  exit 1
 fi
+echo "make test: passed"

@@ -135,7 +135,9 @@ func TestMigrateCommand(t *testing.T) {
 // resumed by the next run from its checkpoint; at the end every document is migrated once.
 func TestMigrateKilledMidRunResumes(t *testing.T) {
 	data := t.TempDir()
-	const n = 20000
+	// 5,000 documents are 50 batches: the kill lands after the third, and the 46 or so
+	// batches still to write leave the poll below ample time to catch the run mid-way.
+	const n = 5000
 	seedLegacy(t, data, n)
 	e := env(data, "GTC_SQLITE_SYNCHRONOUS=FULL")
 

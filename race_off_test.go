@@ -1,0 +1,5 @@
+//go:build !race
+
+package gtc
+
+const raceEnabled = false
