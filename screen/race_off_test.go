@@ -1,5 +1,5 @@
 //go:build !race
 
-package gtc
+package screen
 
 const raceEnabled = false
