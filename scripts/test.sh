@@ -73,7 +73,8 @@ race_pkgs=(
   ./export/               # concurrent exports, the busy limit
   ./storage/blob/         # concurrent uploads
   ./migrate/              # concurrent conversions with group commit
-  ./tagging/              # concurrent bulk tagging, the registry
+  ./agenttools/           # concurrent bulk tag operations, their locks and repair
+  ./tagging/              # the registry
   ./cmd/gtc-load/         # the load generator's concurrent clients
   .                       # the job queue
   ./storage/localfs/      # concurrent writes of one key
