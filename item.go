@@ -1,11 +1,15 @@
 package gtc
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -302,63 +306,160 @@ func References(it *Item) []Reference {
 	return refs
 }
 
-// referenceFields are the members of a stored reference that References reads; each is kept
-// raw, so a value of another type reads as absent instead of failing the whole payload.
-type referenceFields struct {
-	URL          jsontext.Value `json:"url"`
-	Title        jsontext.Value `json:"title"`
-	Content      jsontext.Value `json:"content"`
-	KeyExcerpt   jsontext.Value `json:"keyExcerpt"`
-	Type         jsontext.Value `json:"type"`
-	Bonus        jsontext.Value `json:"bonus"`
-	MessageIndex jsontext.Value `json:"messageIndex"`
+// referenceReader is a jsontext.Decoder over a rag-compat payload, kept in a pool: the tag
+// engine reads the references of every item it tags.
+type referenceReader struct {
+	dec jsontext.Decoder
+	src bytes.Reader
 }
+
+var referenceReaders = sync.Pool{New: func() any { return new(referenceReader) }}
 
 // referenceOptions read rag-compat payloads as they were stored: a repeated key counts with
 // its last value, and invalid UTF-8 is kept.
 var referenceOptions = jsonv2.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 
+func (r *referenceReader) reset(b []byte) *jsontext.Decoder {
+	r.src.Reset(b)
+	r.dec.Reset(&r.src, referenceOptions)
+	return &r.dec
+}
+
 // walkReferences calls fn for every reference of a rag-compat payload that References keeps,
 // in order, with its index in data.references (skipped entries counted) and its stored
-// bytes. A repeated "references" key counts with its last value; data that is not a valid
-// JSON object, or a references value that is not an array, has none: fn is then not called.
+// bytes. A repeated key counts with its last value; data that is not a valid JSON object, or
+// a references value that is not an array, has none: fn is then not called. The payload is
+// read once, token by token, and fn is called only once all of it has been read.
 func walkReferences(data json.RawMessage, fn func(index int, raw json.RawMessage, ref Reference)) {
-	if len(data) == 0 || jsontext.Value(data).Kind() != '{' {
+	if len(data) == 0 {
 		return
 	}
-	var payload struct {
-		References jsontext.Value `json:"references"`
+	type found struct {
+		index int
+		raw   json.RawMessage
+		ref   Reference
 	}
-	if jsonv2.Unmarshal(data, &payload, referenceOptions) != nil || payload.References.Kind() != '[' {
+	r := referenceReaders.Get().(*referenceReader)
+	defer func() {
+		r.reset(nil)
+		referenceReaders.Put(r)
+	}()
+	dec := r.reset(data)
+	if dec.PeekKind() != '{' {
 		return
 	}
-	var entries []jsontext.Value
-	if jsonv2.Unmarshal(payload.References, &entries, referenceOptions) != nil {
+	var refs []found
+	if _, err := dec.ReadToken(); err != nil {
 		return
 	}
-	text := func(v jsontext.Value) string {
-		var s string
-		if v.Kind() == '"' && jsonv2.Unmarshal(v, &s, referenceOptions) == nil {
-			return s
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return
 		}
-		return ""
-	}
-	for i, e := range entries {
-		var f referenceFields
-		if e.Kind() != '{' || jsonv2.Unmarshal(e, &f, referenceOptions) != nil {
+		if name.String() != "references" {
+			if dec.SkipValue() != nil {
+				return
+			}
 			continue
 		}
-		ref := Reference{URL: strings.TrimSpace(text(f.URL)), Title: text(f.Title), Content: text(f.Content),
-			KeyExcerpt: text(f.KeyExcerpt), Type: text(f.Type), Bonus: f.Bonus.Kind() == 't'}
-		if f.MessageIndex.Kind() == '0' {
-			if n, err := strconv.ParseInt(string(f.MessageIndex), 10, 64); err == nil {
-				ref.MessageIndex = &n
+		refs = refs[:0] // a repeated key counts with its last value
+		if dec.PeekKind() != '[' {
+			if dec.SkipValue() != nil {
+				return
+			}
+			refs = nil
+			continue
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return
+		}
+		for i := 0; dec.PeekKind() != ']'; i++ {
+			if dec.PeekKind() != '{' {
+				if dec.SkipValue() != nil {
+					return
+				}
+				continue
+			}
+			if _, err := dec.ReadToken(); err != nil {
+				return
+			}
+			start := int(dec.InputOffset()) - 1
+			ref, err := readReference(dec)
+			if err != nil {
+				return
+			}
+			if ref.URL != "" {
+				refs = append(refs, found{index: i, raw: data[start:dec.InputOffset()], ref: ref})
 			}
 		}
-		if ref.URL != "" {
-			fn(i, json.RawMessage(e), ref)
+		if _, err := dec.ReadToken(); err != nil {
+			return
 		}
 	}
+	if _, err := dec.ReadToken(); err != nil {
+		return
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return
+	}
+	for _, f := range refs {
+		fn(f.index, f.raw, f.ref)
+	}
+}
+
+// readReference reads the members of one reference object, after its '{', through its '}'.
+// A member of another type than the one read reads as absent.
+func readReference(dec *jsontext.Decoder) (ref Reference, err error) {
+	text := func() string {
+		if dec.PeekKind() != '"' {
+			err = errors.Join(err, dec.SkipValue())
+			return ""
+		}
+		t, e := dec.ReadToken()
+		err = errors.Join(err, e)
+		return t.String()
+	}
+	for err == nil && dec.PeekKind() != '}' {
+		name, e := dec.ReadToken()
+		if e != nil {
+			return ref, e
+		}
+		switch name.String() {
+		case "url":
+			ref.URL = strings.TrimSpace(text())
+		case "title":
+			ref.Title = text()
+		case "content":
+			ref.Content = text()
+		case "keyExcerpt":
+			ref.KeyExcerpt = text()
+		case "type":
+			ref.Type = text()
+		case "bonus":
+			ref.Bonus = dec.PeekKind() == 't'
+			err = dec.SkipValue()
+		case "messageIndex":
+			ref.MessageIndex = nil
+			if dec.PeekKind() != '0' {
+				err = dec.SkipValue()
+				break
+			}
+			var v jsontext.Value
+			if v, err = dec.ReadValue(); err == nil {
+				if n, e := strconv.ParseInt(string(v), 10, 64); e == nil {
+					ref.MessageIndex = &n
+				}
+			}
+		default:
+			err = dec.SkipValue()
+		}
+	}
+	if err != nil {
+		return ref, err
+	}
+	_, err = dec.ReadToken()
+	return ref, err
 }
 
 // ReferenceCount is the number of references of the item.
