@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -38,9 +39,28 @@ func AppendItemStored(dst []byte, it *gtc.Item) []byte {
 // ItemStoredJSON returns the stored form of the item: the canonical document the stores keep.
 func ItemStoredJSON(it *gtc.Item) []byte { return AppendItemStored(nil, it) }
 
+// appendString appends s as a JSON string. Most strings need no escape at all; those are
+// copied between quotes, and any other is quoted by jsontext (invalid UTF-8 is written as
+// U+FFFD).
 func appendString(b []byte, s string) []byte {
-	b, _ = jsontext.AppendQuote(b, s) // invalid UTF-8 is written as U+FFFD
+	if plainString(s) {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	b, _ = jsontext.AppendQuote(b, s)
 	return b
+}
+
+// plainString reports whether jsontext's minimal escaping leaves s as it is: valid UTF-8
+// with no control character, quote or backslash.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return utf8.ValidString(s)
 }
 
 func appendTime(b []byte, t time.Time, fm form) []byte {
