@@ -1,9 +1,7 @@
 package gtc
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -179,18 +177,4 @@ func ValidatePutOptions(o PutOptions) error {
 		}
 	}
 	return nil
-}
-
-// WriteJSON writes v as pretty JSON (two-space indent, sorted map keys, no HTML escaping,
-// a trailing newline) at key with content type application/json.
-func WriteJSON(ctx context.Context, s ArtifactStore, key string, v any, opts PutOptions) (ArtifactInfo, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return ArtifactInfo{}, fmt.Errorf("artifacts: encode %s: %w", key, err)
-	}
-	opts.ContentType = ContentTypeJSON
-	return s.Put(ctx, key, &buf, opts)
 }
