@@ -319,6 +319,19 @@ var referenceReaders = sync.Pool{New: func() any { return new(referenceReader) }
 // its last value, and invalid UTF-8 is kept.
 var referenceOptions = jsonv2.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 
+// readName reads an object member's name and returns it unquoted; a name without escapes is
+// returned as the bytes read, without a copy (valid until the next read).
+func readName(dec *jsontext.Decoder) ([]byte, error) {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return v[1 : len(v)-1], nil
+	}
+	return jsontext.AppendUnquote(nil, v)
+}
+
 func (r *referenceReader) reset(b []byte) *jsontext.Decoder {
 	r.src.Reset(b)
 	r.dec.Reset(&r.src, referenceOptions)
@@ -353,11 +366,11 @@ func walkReferences(data json.RawMessage, fn func(index int, raw json.RawMessage
 		return
 	}
 	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
+		name, err := readName(dec)
 		if err != nil {
 			return
 		}
-		if name.String() != "references" {
+		if string(name) != "references" {
 			if dec.SkipValue() != nil {
 				return
 			}
@@ -421,11 +434,11 @@ func readReference(dec *jsontext.Decoder) (ref Reference, err error) {
 		return t.String()
 	}
 	for err == nil && dec.PeekKind() != '}' {
-		name, e := dec.ReadToken()
+		name, e := readName(dec)
 		if e != nil {
 			return ref, e
 		}
-		switch name.String() {
+		switch string(name) {
 		case "url":
 			ref.URL = strings.TrimSpace(text())
 		case "title":
