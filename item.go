@@ -477,11 +477,3 @@ func readReference(dec *jsontext.Decoder) (ref Reference, err error) {
 
 // ReferenceCount is the number of references of the item.
 func ReferenceCount(it *Item) int { return len(References(it)) }
-
-func orDefault[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}
