@@ -344,6 +344,12 @@ func (r *referenceReader) reset(b []byte) *jsontext.Decoder {
 // a references value that is not an array, has none: fn is then not called. The payload is
 // read once, token by token, and fn is called only once all of it has been read.
 func walkReferences(data json.RawMessage, fn func(index int, raw json.RawMessage, ref Reference)) {
+	walkReferencesOf(data, false, fn)
+}
+
+// walkReferencesOf is walkReferences; with urlOnly, only each reference's URL is read (the
+// other members are skipped, still checked), for callers that need no more.
+func walkReferencesOf(data json.RawMessage, urlOnly bool, fn func(index int, raw json.RawMessage, ref Reference)) {
 	if len(data) == 0 {
 		return
 	}
@@ -398,7 +404,7 @@ func walkReferences(data json.RawMessage, fn func(index int, raw json.RawMessage
 				return
 			}
 			start := int(dec.InputOffset()) - 1
-			ref, err := readReference(dec)
+			ref, err := readReference(dec, urlOnly)
 			if err != nil {
 				return
 			}
@@ -422,8 +428,9 @@ func walkReferences(data json.RawMessage, fn func(index int, raw json.RawMessage
 }
 
 // readReference reads the members of one reference object, after its '{', through its '}'.
-// A member of another type than the one read reads as absent.
-func readReference(dec *jsontext.Decoder) (ref Reference, err error) {
+// A member of another type than the one read reads as absent. With urlOnly, the members other
+// than url are skipped.
+func readReference(dec *jsontext.Decoder, urlOnly bool) (ref Reference, err error) {
 	text := func() string {
 		if dec.PeekKind() != '"' {
 			err = errors.Join(err, dec.SkipValue())
@@ -437,6 +444,10 @@ func readReference(dec *jsontext.Decoder) (ref Reference, err error) {
 		name, e := readName(dec)
 		if e != nil {
 			return ref, e
+		}
+		if urlOnly && string(name) != "url" {
+			err = dec.SkipValue()
+			continue
 		}
 		switch string(name) {
 		case "url":
@@ -473,6 +484,17 @@ func readReference(dec *jsontext.Decoder) (ref Reference, err error) {
 	}
 	_, err = dec.ReadToken()
 	return ref, err
+}
+
+// ReferenceURLs are the URLs of References(it), in order, read without the other members.
+func ReferenceURLs(it *Item) []string {
+	p, ok := it.Plugins[RAGCompatSlot]
+	if !ok {
+		return nil
+	}
+	var urls []string
+	walkReferencesOf(p.Data, true, func(_ int, _ json.RawMessage, ref Reference) { urls = append(urls, ref.URL) })
+	return urls
 }
 
 // ReferenceCount is the number of references of the item.

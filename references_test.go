@@ -64,6 +64,11 @@ func FuzzReferences(f *testing.F) {
 		it := NewItem("d", "i")
 		it.Plugins[RAGCompatSlot] = PluginPayload{Kind: RAGCompatSlot, Data: data}
 		got, want := References(it), referencesReflect(it)
+		var urls []string
+		for _, r := range got {
+			urls = append(urls, r.URL)
+		}
+		require.Equal(t, urls, ReferenceURLs(it), "ReferenceURLs of %q", data)
 		if len(got) == 0 && len(want) == 0 {
 			return
 		}

@@ -38,10 +38,9 @@ type Input struct {
 
 // NewInput builds the plugin input for it.
 func NewInput(it *gtc.Item) *Input {
-	refs := gtc.References(it)
-	urls := make([]string, len(refs))
-	for i, r := range refs {
-		urls[i] = r.URL
+	urls := gtc.ReferenceURLs(it)
+	if urls == nil {
+		urls = []string{}
 	}
 	return &Input{
 		Item:           it,
