@@ -1,9 +1,7 @@
 package api
 
 import (
-	"bytes"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -11,36 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec/codectest"
 )
-
-// numbers returns "[1,1,…]" with n elements.
-func numbers(n int) []byte {
-	var b bytes.Buffer
-	b.Grow(2*n + 2)
-	b.WriteByte('[')
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('1')
-	}
-	b.WriteByte(']')
-	return b.Bytes()
-}
-
-// requireCapped checks a 422 that found total problems: the first gtc.MaxFieldErrors are listed,
-// the others counted, and the detail counts them all.
-func requireCapped(t *testing.T, err error, total int) *gtc.Error {
-	t.Helper()
-	ge, ok := gtc.AsError(err)
-	require.True(t, ok, "a user error: %v", err)
-	require.Equal(t, gtc.CodeValidation, ge.Code)
-	require.Len(t, ge.Fields, gtc.MaxFieldErrors, "the list stops at the cap")
-	assert.Equal(t, total-gtc.MaxFieldErrors, ge.More, "the rest is counted")
-	assert.Equal(t, "Request validation failed: "+ge.Fields[0].Field+": "+ge.Fields[0].Message+
-		" (and "+strconv.Itoa(total-1)+" more)", ge.Message)
-	return ge
-}
 
 func TestPutWithThousandsOfUnknownKeysListsTheFirstHundred(t *testing.T) {
 	const n = 3000
@@ -52,7 +22,7 @@ func TestPutWithThousandsOfUnknownKeysListsTheFirstHundred(t *testing.T) {
 	// Repeated unknown keys are reported once, at their first position.
 	b.WriteString(`"k0":2,"k5":3,"status":"draft"}`)
 	_, err := decodeItemPatch([]byte(b.String()), false)
-	ge := requireCapped(t, err, n+1)
+	ge := codectest.RequireCapped(t, err, n+1)
 	assert.Equal(t, gtc.FieldError{Field: "comment", Message: "expected string"}, ge.Fields[0])
 	for i, f := range ge.Fields[1:] {
 		require.Equal(t, gtc.FieldError{Field: fmt.Sprintf("k%d", i), Message: "unknown field"}, f)
@@ -60,9 +30,9 @@ func TestPutWithThousandsOfUnknownKeysListsTheFirstHundred(t *testing.T) {
 }
 
 func TestPutWithAHistoryOfNumbersListsTheFirstHundred(t *testing.T) {
-	body := append(append([]byte(`{"history":`), numbers(200_000)...), '}')
+	body := append(append([]byte(`{"history":`), codectest.Numbers(200_000)...), '}')
 	_, err := decodeItemPatch(body, false)
-	ge := requireCapped(t, err, 200_000)
+	ge := codectest.RequireCapped(t, err, 200_000)
 	assert.Equal(t, gtc.FieldError{Field: "history[0]", Message: "expected object"}, ge.Fields[0])
 	assert.Equal(t, gtc.FieldError{Field: "history[99]", Message: "expected object"}, ge.Fields[99])
 }
