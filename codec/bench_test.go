@@ -3,6 +3,8 @@ package codec
 import (
 	"os"
 	"testing"
+
+	"github.com/gtc-dev/gtc"
 )
 
 // benchItem is a realistic stored item: eight turns, four tool calls, five references.
@@ -14,30 +16,25 @@ func benchItem(b *testing.B) []byte {
 	return doc
 }
 
-func BenchmarkItemEncodeAPI(b *testing.B) {
+// BenchmarkItemEncode writes the API form and the stored form of the item.
+func BenchmarkItemEncode(b *testing.B) {
 	it, err := DecodeStoredItem(benchItem(b))
 	if err != nil {
 		b.Fatal(err)
 	}
-	var buf []byte
-	b.ReportAllocs()
-	for b.Loop() {
-		buf = AppendItemAPI(buf[:0], it)
+	for _, form := range []struct {
+		name   string
+		encode func([]byte, *gtc.Item) []byte
+	}{{"API", AppendItemAPI}, {"Stored", AppendItemStored}} {
+		b.Run(form.name, func(b *testing.B) {
+			var buf []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = form.encode(buf[:0], it)
+			}
+			b.SetBytes(int64(len(buf)))
+		})
 	}
-	b.SetBytes(int64(len(buf)))
-}
-
-func BenchmarkItemEncodeStored(b *testing.B) {
-	it, err := DecodeStoredItem(benchItem(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var buf []byte
-	b.ReportAllocs()
-	for b.Loop() {
-		buf = AppendItemStored(buf[:0], it)
-	}
-	b.SetBytes(int64(len(buf)))
 }
 
 func BenchmarkItemDecodeStored(b *testing.B) {
