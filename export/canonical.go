@@ -294,34 +294,87 @@ func (c *canon) object(dst []byte, depth int) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-// projectRaw is the projection on the fast path: only plugins["rag-compat"].data.references
-// is decoded, and only when it is there.
+// projectRaw is the projection on the fast path. The references are copied from the
+// record's plugins, where they are already in the record encoding; only an entry whose url
+// needs trimming is decoded and written again.
 func (r *rawRecord) projectRaw() error {
-	var list any
+	var list []byte
 	if i := r.find("plugins"); i >= 0 {
 		var err error
-		if list, err = decodeAt(r.members[i].val, gtc.RAGCompatSlot, "data", "references"); err != nil {
+		if list, err = rawAt(r.members[i].val, gtc.RAGCompatSlot, "data", "references"); err != nil {
 			return err
 		}
 	}
-	refs := references(list)
-	r.setRaw("totalReferences", strconv.AppendInt(nil, int64(len(refs)), 10))
-	if len(refs) == 0 {
-		return nil
+	out, n, err := rawReferences(list)
+	if err != nil {
+		return err
 	}
-	out := make([]any, len(refs))
-	for i, ref := range refs {
-		out[i] = ref
+	r.setRaw("totalReferences", strconv.AppendInt(nil, int64(n), 10))
+	if n > 0 {
+		r.setRaw("references", out)
 	}
-	return r.set("references", out)
+	return nil
+}
+
+// rawReferences is the rag-compat reader applied to a references value in the record
+// encoding: the entries that are objects with a non-blank string url, with the url trimmed,
+// as a JSON array, and their number.
+func rawReferences(list []byte) ([]byte, int, error) {
+	if len(list) == 0 || list[0] != '[' {
+		return nil, 0, nil
+	}
+	c := decoders.Get().(*canon)
+	defer decoders.Put(c)
+	c.start(list)
+	if _, err := c.dec.ReadToken(); err != nil {
+		return nil, 0, err
+	}
+	out, n := []byte{'['}, 0
+	for c.dec.PeekKind() != ']' {
+		entry, err := c.dec.ReadValue()
+		if err != nil {
+			return nil, 0, err
+		}
+		if entry.Kind() != '{' {
+			continue
+		}
+		v, err := rawAt(entry, "url")
+		if err != nil {
+			return nil, 0, err
+		}
+		var url string
+		if v.Kind() == '"' {
+			url = string(unquoted(v, nil))
+		}
+		trimmed := strings.TrimSpace(url)
+		if trimmed == "" {
+			continue
+		}
+		if n++; n > 1 {
+			out = append(out, ',')
+		}
+		if trimmed == url {
+			out = append(out, entry...)
+			continue
+		}
+		m, err := DecodeJSON(entry)
+		if err != nil {
+			return nil, 0, err
+		}
+		m.(map[string]any)["url"] = trimmed
+		if out, err = AppendJSON(out, m); err != nil {
+			return nil, 0, err
+		}
+	}
+	return append(out, ']'), n, nil
 }
 
 var decoders = sync.Pool{New: func() any { return new(canon) }}
 
-// decodeAt follows object keys through a document in the record encoding (so no key
-// repeats) and decodes the value it finds; it is nil when a key is missing or a value on
-// the way is not an object.
-func decodeAt(doc []byte, keys ...string) (any, error) {
+// rawAt follows object keys through a document in the record encoding (so no key repeats)
+// and returns the value it finds; it is nil when a key is missing or a value on the way is
+// not an object.
+func rawAt(doc []byte, keys ...string) (jsontext.Value, error) {
 	c := decoders.Get().(*canon)
 	defer decoders.Put(c)
 	c.start(doc)
@@ -348,9 +401,5 @@ func decodeAt(doc []byte, keys ...string) (any, error) {
 			return nil, nil
 		}
 	}
-	v, err := c.dec.ReadValue()
-	if err != nil {
-		return nil, err
-	}
-	return DecodeJSON(v)
+	return c.dec.ReadValue()
 }
