@@ -55,12 +55,15 @@ func appendString(b []byte, s string) []byte {
 // plainString reports whether jsontext's minimal escaping leaves s as it is: valid UTF-8
 // with no control character, quote or backslash.
 func plainString(s string) bool {
+	ascii := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
 			return false
+		} else if c >= utf8.RuneSelf {
+			ascii = false
 		}
 	}
-	return utf8.ValidString(s)
+	return ascii || utf8.ValidString(s)
 }
 
 func appendTime(b []byte, t time.Time, fm form) []byte {
