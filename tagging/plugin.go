@@ -34,6 +34,11 @@ type Input struct {
 	ReferenceURLs []string
 	// ReferenceCount is gtc.ReferenceCount(Item).
 	ReferenceCount int
+
+	// words is the number of words of Question once wordsCounted; the registry runs the
+	// plugins of an input one at a time.
+	words        int
+	wordsCounted bool
 }
 
 // NewInput builds the plugin input for it.

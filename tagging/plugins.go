@@ -53,8 +53,13 @@ func DefaultPlugins() []Plugin {
 }
 
 // questionWords is the word count the question_length plugins share, so the three of them
-// always agree and exactly one fires.
-func questionWords(in *Input) int { return countWords(in.Question) }
+// always agree and exactly one fires. It is counted once per input.
+func questionWords(in *Input) int {
+	if !in.wordsCounted {
+		in.words, in.wordsCounted = countWords(in.Question), true
+	}
+	return in.words
+}
 
 // countWords is len(strings.Fields(s)) without building the slice: the number of runs of
 // characters that are not unicode.IsSpace. Invalid UTF-8 counts as a non-space character,
