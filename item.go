@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -436,9 +437,16 @@ func readReference(dec *jsontext.Decoder, urlOnly bool) (ref Reference, err erro
 			err = errors.Join(err, dec.SkipValue())
 			return ""
 		}
-		t, e := dec.ReadToken()
-		err = errors.Join(err, e)
-		return t.String()
+		v, e := dec.ReadValue()
+		if e != nil {
+			err = errors.Join(err, e)
+			return ""
+		}
+		if bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
+			return string(v[1 : len(v)-1])
+		}
+		b, _ := jsontext.AppendUnquote(nil, v) // invalid UTF-8 becomes U+FFFD
+		return string(b)
 	}
 	for err == nil && dec.PeekKind() != '}' {
 		name, e := readName(dec)
