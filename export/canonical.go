@@ -326,26 +326,27 @@ func rawReferences(list []byte) ([]byte, int, error) {
 	c := decoders.Get().(*canon)
 	defer decoders.Put(c)
 	c.start(list)
-	if _, err := c.dec.ReadToken(); err != nil {
+	d := &c.dec
+	if _, err := d.ReadToken(); err != nil {
 		return nil, 0, err
 	}
 	out, n := []byte{'['}, 0
-	for c.dec.PeekKind() != ']' {
-		entry, err := c.dec.ReadValue()
-		if err != nil {
-			return nil, 0, err
-		}
-		if entry.Kind() != '{' {
+	for d.PeekKind() != ']' {
+		if d.PeekKind() != '{' {
+			if err := d.SkipValue(); err != nil {
+				return nil, 0, err
+			}
 			continue
 		}
-		v, err := rawAt(entry, "url")
+		if _, err := d.ReadToken(); err != nil {
+			return nil, 0, err
+		}
+		start := int(d.InputOffset()) - 1
+		url, err := memberText(d, "url", c)
 		if err != nil {
 			return nil, 0, err
 		}
-		var url string
-		if v.Kind() == '"' {
-			url = string(unquoted(v, nil))
-		}
+		entry := list[start:d.InputOffset()]
 		trimmed := strings.TrimSpace(url)
 		if trimmed == "" {
 			continue
@@ -367,6 +368,29 @@ func rawReferences(list []byte) ([]byte, int, error) {
 		}
 	}
 	return append(out, ']'), n, nil
+}
+
+// memberText reads the members of an object, after its '{', through its '}', and returns the
+// string value of key ("" when it is missing or not a string).
+func memberText(d *jsontext.Decoder, key string, c *canon) (string, error) {
+	var text string
+	for d.PeekKind() != '}' {
+		name, err := d.ReadValue()
+		if err != nil {
+			return "", err
+		}
+		if string(unquoted(name, c.name)) == key && d.PeekKind() == '"' {
+			v, err := d.ReadValue()
+			if err != nil {
+				return "", err
+			}
+			text = string(unquoted(v, nil))
+		} else if err := d.SkipValue(); err != nil {
+			return "", err
+		}
+	}
+	_, err := d.ReadToken()
+	return text, err
 }
 
 var decoders = sync.Pool{New: func() any { return new(canon) }}
