@@ -53,10 +53,25 @@ func appendString(b []byte, s string) []byte {
 }
 
 // plainString reports whether jsontext's minimal escaping leaves s as it is: valid UTF-8
-// with no control character, quote or backslash.
+// with no control character, quote or backslash. ASCII is checked eight bytes at a time: a
+// byte below 0x20, a quote or a backslash makes its lane's high bit 1 in bad, and the high
+// bit of a byte at or above 0x80 says the rest of s is not ASCII.
 func plainString(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if x&highs != 0 {
+			break
+		}
+		q, bs := x^(ones*'"'), x^(ones*'\\')
+		if bad := (x - ones*0x20) | (q-ones)&^q | (bs-ones)&^bs; bad&highs != 0 {
+			return false
+		}
+	}
 	ascii := true
-	for i := 0; i < len(s); i++ {
+	for ; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
 			return false
 		} else if c >= utf8.RuneSelf {
