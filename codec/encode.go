@@ -81,15 +81,25 @@ func plainString(s string) bool {
 	return ascii || utf8.ValidString(s)
 }
 
+// appendTime writes t in UTC as gtc.APITimeLayout (milliseconds) or gtc.StoredTimeLayout
+// (microseconds) would: the seconds by time's own RFC 3339 fast path, then the fraction.
 func appendTime(b []byte, t time.Time, fm form) []byte {
-	layout := gtc.APITimeLayout
-	if fm == formStored {
-		layout = gtc.StoredTimeLayout
-	}
+	t = t.UTC()
 	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, layout)
-	return append(b, '"')
+	b = t.AppendFormat(b, time.RFC3339)
+	b = b[:len(b)-1] // the Z, written again after the fraction
+	frac, digits := t.Nanosecond()/1e6, 3
+	if fm == formStored {
+		frac, digits = t.Nanosecond()/1e3, 6
+	}
+	b = append(b, '.')
+	for i := digits - 1; i >= 0; i-- {
+		b = append(b, byte('0'+frac/pow10[i]%10))
+	}
+	return append(b, 'Z', '"')
 }
+
+var pow10 = [...]int{1, 10, 100, 1000, 10000, 100000}
 
 func appendStrings(b []byte, ss []string) []byte {
 	b = append(b, '[')
