@@ -287,7 +287,7 @@ func (d *storedDecoder) open(c jsontext.Kind) error {
 // structs reads an array of described structs (null reads as an empty list); a null element
 // reads as a zero element.
 func (d *storedDecoder) structs(f *field, fp unsafe.Pointer) error {
-	st := reflect.SliceOf(f.elem.typ)
+	st := f.typ // []S
 	size := f.elem.typ.Size()
 	hdr := (*sliceHeader)(fp)
 	// Start from a fresh empty list; a repeated key counts with its last value.
