@@ -1,11 +1,11 @@
 package codec
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -21,11 +21,18 @@ type form uint8
 const (
 	formAPI    form = iota // every key, nulls written, derived and api keys, milliseconds
 	formStored             // no api keys, sparse nulls left out, microseconds
+	// formRecord is what an export writes for an item: the API form with the keys of every
+	// object in byte order and the top-level keys whose value is null left out (nested nulls
+	// are written). Raw JSON values go through the caller's canonicalizer, which sorts their
+	// keys the same way.
+	formRecord
 )
 
 // AppendItemAPI appends the API form of the item to dst.
 func AppendItemAPI(dst []byte, it *gtc.Item) []byte {
-	return appendObject(dst, itemTable, unsafe.Pointer(it), formAPI)
+	w := writer{b: dst, fm: formAPI}
+	w.object(itemTable, unsafe.Pointer(it), false)
+	return w.b
 }
 
 // ItemAPIJSON returns the API form of the item.
@@ -33,11 +40,34 @@ func ItemAPIJSON(it *gtc.Item) []byte { return AppendItemAPI(nil, it) }
 
 // AppendItemStored appends the stored form of the item to dst.
 func AppendItemStored(dst []byte, it *gtc.Item) []byte {
-	return appendObject(dst, itemTable, unsafe.Pointer(it), formStored)
+	w := writer{b: dst, fm: formStored}
+	w.object(itemTable, unsafe.Pointer(it), false)
+	return w.b
 }
 
 // ItemStoredJSON returns the stored form of the item: the canonical document the stores keep.
 func ItemStoredJSON(it *gtc.Item) []byte { return AppendItemStored(nil, it) }
+
+// SortRaw appends a raw JSON value (a non-null json.RawMessage of an item) in the record
+// form to dst.
+type SortRaw func(dst []byte, raw json.RawMessage) ([]byte, error)
+
+// AppendItemRecord appends the record form of the item to dst. member, when not nil, is
+// called for each top-level key written, with the span of its value in the result.
+func AppendItemRecord(dst []byte, it *gtc.Item, sortRaw SortRaw, member func(key string, start, end int)) ([]byte, error) {
+	w := writer{b: dst, fm: formRecord, sortRaw: sortRaw, member: member}
+	w.object(itemTable, unsafe.Pointer(it), true)
+	return w.b, w.err
+}
+
+// writer writes one form of an item.
+type writer struct {
+	b       []byte
+	fm      form
+	sortRaw SortRaw                          // the record form's canonicalizer
+	member  func(key string, start, end int) // told of the record form's top-level keys
+	err     error                            // the first error of sortRaw
+}
 
 // appendString appends s as a JSON string. Most strings need no escape at all; those are
 // copied between quotes, and any other is quoted by jsontext (invalid UTF-8 is written as
@@ -58,15 +88,15 @@ func appendString(b []byte, s string) []byte {
 // bit of a byte at or above 0x80 says the rest of s is not ASCII.
 func plainString(s string) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	bs := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
 	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+	for ; i+8 <= len(bs); i += 8 {
+		x := binary.LittleEndian.Uint64(bs[i:])
 		if x&highs != 0 {
 			break
 		}
-		q, bs := x^(ones*'"'), x^(ones*'\\')
-		if bad := (x - ones*0x20) | (q-ones)&^q | (bs-ones)&^bs; bad&highs != 0 {
+		q, bsl := x^(ones*'"'), x^(ones*'\\')
+		if bad := (x - ones*0x20) | (q-ones)&^q | (bsl-ones)&^bsl; bad&highs != 0 {
 			return false
 		}
 	}
@@ -112,81 +142,89 @@ func appendStrings(b []byte, ss []string) []byte {
 	return append(b, ']')
 }
 
-func appendObject(b []byte, t *table, p unsafe.Pointer, fm form) []byte {
-	b = append(b, '{')
+// object writes the struct at p; top is whether it is the item itself.
+func (w *writer) object(t *table, p unsafe.Pointer, top bool) {
+	keys := t.keys
+	if w.fm == formRecord {
+		keys = t.sorted
+	}
+	b := append(w.b, '{')
 	first := true
-	for i := range t.fields {
-		f := &t.fields[i]
-		if f.api && fm != formAPI {
+	for _, k := range keys {
+		f := k.f
+		if (f.api || k.derived) && w.fm == formStored {
 			continue
 		}
 		fp := f.at(p)
-		if f.isNil(fp) {
+		null := false
+		if !k.derived && f.isNil(fp) {
 			switch {
-			case f.omitnil, f.sparse && fm == formStored:
+			case f.omitnil, f.sparse && w.fm == formStored, top && w.fm == formRecord && f.nilIsNull:
 				continue
-			case f.nullable || f.sparse || !f.emptyWhenNil():
-				if !first {
-					b = append(b, ',')
-				}
-				first = false
-				b = append(b, f.member...)
-				b = append(b, "null"...)
-				continue
+			case f.nilIsNull:
+				null = true
 			}
 		}
 		if !first {
 			b = append(b, ',')
 		}
 		first = false
-		b = append(b, f.member...)
-		b = appendValue(b, f, fp, fm)
-		if f.derive != nil && fm == formAPI {
-			b = append(b, ',')
+		if k.derived {
 			b = append(b, f.derivedMem...)
+		} else {
+			b = append(b, f.member...)
+		}
+		start := len(b)
+		switch {
+		case k.derived:
 			b = appendStrings(b, f.derive(p))
+		case null:
+			b = append(b, "null"...)
+		default:
+			w.b = b
+			w.value(f, fp)
+			b = w.b
+		}
+		if top && w.member != nil {
+			w.member(k.name(), start, len(b))
 		}
 	}
-	return append(b, '}')
+	w.b = append(b, '}')
 }
 
-// emptyWhenNil reports whether a nil value of f is written as an empty value ([] or {})
-// rather than null.
-func (f *field) emptyWhenNil() bool {
-	switch f.kind {
-	case kStrings, kStructs, kStringMap, kStructMap:
-		return true
-	case kRaw:
-		return f.object
-	}
-	return false
-}
-
-// appendValue writes the value of f at fp; a nil value that reaches it is written empty.
-func appendValue(b []byte, f *field, fp unsafe.Pointer, fm form) []byte {
+// value writes the value of f at fp; a nil value that reaches it is written empty.
+func (w *writer) value(f *field, fp unsafe.Pointer) {
+	b := w.b
 	switch f.kind {
 	case kString:
 		s := *(*string)(fp)
 		if s == "" && f.def != "" {
 			s = f.def
 		}
-		return appendString(b, s)
+		b = appendString(b, s)
 	case kStringPtr:
-		return appendString(b, **(**string)(fp))
+		b = appendString(b, **(**string)(fp))
 	case kInt64Ptr:
-		return strconv.AppendInt(b, **(**int64)(fp), 10)
+		b = strconv.AppendInt(b, **(**int64)(fp), 10)
 	case kTime:
-		return appendTime(b, *(*time.Time)(fp), fm)
+		b = appendTime(b, *(*time.Time)(fp), w.fm)
 	case kTimePtr:
-		return appendTime(b, **(**time.Time)(fp), fm)
+		b = appendTime(b, **(**time.Time)(fp), w.fm)
 	case kRaw:
 		r := *(*json.RawMessage)(fp)
-		if len(r) == 0 || string(r) == "null" {
-			return append(b, "{}"...)
+		switch {
+		case len(r) == 0 || string(r) == "null":
+			b = append(b, "{}"...)
+		case w.fm == formRecord:
+			var err error
+			if b, err = w.sortRaw(b, r); err != nil && w.err == nil {
+				w.err = err
+			}
+		default:
+			b = append(b, r...)
 		}
-		return append(b, r...)
 	case kStrings:
-		return appendStrings(b, *(*[]string)(fp))
+		b = appendStrings(b, *(*[]string)(fp))
 	case kStringMap:
 		m := *(*map[string]string)(fp)
 		keys := make([]string, 0, len(m))
@@ -203,24 +241,29 @@ func appendValue(b []byte, f *field, fp unsafe.Pointer, fm form) []byte {
 			b = append(b, ':')
 			b = appendString(b, m[k])
 		}
-		return append(b, '}')
+		b = append(b, '}')
 	case kStruct:
-		return appendObject(b, f.elem, fp, fm)
+		w.object(f.elem, fp, false)
+		return
 	case kStructs:
 		hdr := (*sliceHeader)(fp)
 		size := f.elem.typ.Size()
-		b = append(b, '[')
+		w.b = append(w.b, '[')
 		for i := range hdr.len {
 			if i > 0 {
-				b = append(b, ',')
+				w.b = append(w.b, ',')
 			}
-			b = appendObject(b, f.elem, unsafe.Add(hdr.data, uintptr(i)*size), fm)
+			w.object(f.elem, unsafe.Add(hdr.data, uintptr(i)*size), false)
 		}
-		return append(b, ']')
+		w.b = append(w.b, ']')
+		return
 	case kStructMap:
-		return appendStructMap(b, f, fp, fm)
+		w.structMap(f, fp)
+		return
+	default:
+		panic("codec: unknown kind")
 	}
-	panic("codec: unknown kind")
+	w.b = b
 }
 
 type sliceHeader struct {
@@ -228,31 +271,25 @@ type sliceHeader struct {
 	len, cap int
 }
 
-// appendStructMap writes a map of described structs with its keys sorted. Such maps are
-// small (an item's plugin slots); their values are copied out once, through reflection.
-func appendStructMap(b []byte, f *field, fp unsafe.Pointer, fm form) []byte {
+// structMap writes a map of described structs with its keys sorted. Such maps are small (an
+// item's plugin slots); their values are copied out once, through reflection.
+func (w *writer) structMap(f *field, fp unsafe.Pointer) {
 	m := reflect.NewAt(f.typ, fp).Elem()
-	n := m.Len()
-	keys := make([]string, 0, n)
-	vals := reflect.MakeSlice(reflect.SliceOf(f.typ.Elem()), n, n)
-	iter := m.MapRange()
-	for i := 0; iter.Next(); i++ {
-		keys = append(keys, iter.Key().String())
-		vals.Index(i).SetIterValue(iter)
+	keys := make([]string, 0, m.Len())
+	for _, k := range m.MapKeys() {
+		keys = append(keys, k.String())
 	}
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(x, y int) int { return strings.Compare(keys[x], keys[y]) })
-	b = append(b, '{')
-	for j, i := range order {
-		if j > 0 {
-			b = append(b, ',')
+	slices.Sort(keys)
+	v := reflect.New(f.typ.Elem()).Elem()
+	w.b = append(w.b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			w.b = append(w.b, ',')
 		}
-		b = appendString(b, keys[i])
-		b = append(b, ':')
-		b = appendObject(b, f.elem, vals.Index(i).Addr().UnsafePointer(), fm)
+		w.b = appendString(w.b, k)
+		w.b = append(w.b, ':')
+		v.Set(m.MapIndex(reflect.ValueOf(k).Convert(f.typ.Key())))
+		w.object(f.elem, v.Addr().UnsafePointer(), false)
 	}
-	return append(b, '}')
+	w.b = append(w.b, '}')
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,6 +44,10 @@ type field struct {
 
 	api, readonly, required, nullable, sparse, omitnil, object, orstring, trim, nonblank bool
 
+	// nilIsNull is whether a nil value is written as null rather than as an empty value
+	// ([] or {}).
+	nilIsNull bool
+
 	def        string // default=
 	derived    string // derived=
 	derivedMem []byte
@@ -54,6 +59,24 @@ type table struct {
 	typ    reflect.Type
 	fields []field
 	byKey  map[string]*field
+	// keys are the keys of the struct as the API and stored forms write them: the fields in
+	// order, a derived key right after its field; sorted are the same in byte order, as the
+	// record form writes them.
+	keys, sorted []wireKey
+}
+
+// wireKey is one key of a described struct as written: a field, or the key a derived field
+// adds.
+type wireKey struct {
+	f       *field
+	derived bool
+}
+
+func (k wireKey) name() string {
+	if k.derived {
+		return k.f.derived
+	}
+	return k.f.key
 }
 
 // derivations are the computed keys a derived= attribute may name, by struct type and key.
@@ -143,14 +166,22 @@ func buildTable(t reflect.Type) *table {
 		if (f.object || f.orstring) && f.kind != kRaw {
 			panic(fmt.Sprintf("codec: %s.%s: object is for raw JSON values", t, sf.Name))
 		}
+		empty := f.kind == kStrings || f.kind == kStructs || f.kind == kStringMap || f.kind == kStructMap || f.kind == kRaw && f.object
+		f.nilIsNull = f.nullable || f.sparse || !empty
 		if f.def != "" && f.kind != kString {
 			panic(fmt.Sprintf("codec: %s.%s: default is for strings", t, sf.Name))
 		}
 		tb.fields = append(tb.fields, f)
 	}
 	for i := range tb.fields {
-		tb.byKey[tb.fields[i].key] = &tb.fields[i]
+		f := &tb.fields[i]
+		tb.byKey[f.key] = f
+		tb.keys = append(tb.keys, wireKey{f: f})
+		if f.derive != nil {
+			tb.keys = append(tb.keys, wireKey{f: f, derived: true})
+		}
 	}
+	tb.sorted = slices.SortedFunc(slices.Values(tb.keys), func(a, b wireKey) int { return strings.Compare(a.name(), b.name()) })
 	return tb
 }
 
