@@ -83,12 +83,22 @@ func (d *storedDecoder) object(t *table, p unsafe.Pointer) error {
 	default:
 		return fmt.Errorf("%s: expected an object", d.dec.StackPointer())
 	}
+	next := 0 // the stored form writes the fields in table order: try the next one first
 	for d.dec.PeekKind() != '}' {
 		name, err := d.dec.ReadValue()
 		if err != nil {
 			return err
 		}
-		f := t.byKey[d.key(name)]
+		var f *field
+		for next < len(t.fields) && t.fields[next].api {
+			next++
+		}
+		if k := d.key(name); next < len(t.fields) && t.fields[next].key == k {
+			f = &t.fields[next]
+			next++
+		} else {
+			f = t.byKey[k]
+		}
 		if f == nil || f.api {
 			if err := d.dec.SkipValue(); err != nil {
 				return err
