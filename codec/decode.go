@@ -95,10 +95,10 @@ func (d *storedDecoder) object(t *table, p unsafe.Pointer) error {
 		}
 		if k := d.key(name); next < len(t.fields) && t.fields[next].key == k {
 			f = &t.fields[next]
-			next++
-		} else {
-			f = t.byKey[k]
+		} else if f = t.byKey[k]; f != nil {
+			next = f.pos
 		}
+		next++
 		if f == nil || f.api {
 			if err := d.dec.SkipValue(); err != nil {
 				return err

@@ -34,6 +34,7 @@ const (
 
 // field is one wire key of a described struct.
 type field struct {
+	pos    int    // its position in the table
 	key    string // the wire key
 	goName string
 	member []byte // the quoted key and its colon, ready to append
@@ -120,7 +121,7 @@ func buildTable(t reflect.Type) *table {
 		if !sf.IsExported() {
 			panic(fmt.Sprintf("codec: %s.%s: a described field must be exported", t, sf.Name))
 		}
-		f := field{key: name, goName: sf.Name, off: sf.Offset, typ: sf.Type}
+		f := field{pos: len(tb.fields), key: name, goName: sf.Name, off: sf.Offset, typ: sf.Type}
 		f.member, _ = jsontext.AppendQuote(nil, name)
 		f.member = append(f.member, ':')
 		if tag := sf.Tag.Get("gtc"); tag != "" {
