@@ -69,10 +69,10 @@ type writer struct {
 	err     error                            // the first error of sortRaw
 }
 
-// appendString appends s as a JSON string. Most strings need no escape at all; those are
+// AppendString appends s as a JSON string. Most strings need no escape at all; those are
 // copied between quotes, and any other is quoted by jsontext (invalid UTF-8 is written as
 // U+FFFD).
-func appendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte {
 	if plainString(s) {
 		b = append(b, '"')
 		b = append(b, s...)
@@ -137,7 +137,7 @@ func appendStrings(b []byte, ss []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, s)
+		b = AppendString(b, s)
 	}
 	return append(b, ']')
 }
@@ -201,9 +201,9 @@ func (w *writer) value(f *field, fp unsafe.Pointer) {
 		if s == "" && f.def != "" {
 			s = f.def
 		}
-		b = appendString(b, s)
+		b = AppendString(b, s)
 	case kStringPtr:
-		b = appendString(b, **(**string)(fp))
+		b = AppendString(b, **(**string)(fp))
 	case kInt64Ptr:
 		b = strconv.AppendInt(b, **(**int64)(fp), 10)
 	case kTime:
@@ -237,9 +237,9 @@ func (w *writer) value(f *field, fp unsafe.Pointer) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = AppendString(b, k)
 			b = append(b, ':')
-			b = appendString(b, m[k])
+			b = AppendString(b, m[k])
 		}
 		b = append(b, '}')
 	case kStruct:
@@ -286,7 +286,7 @@ func (w *writer) structMap(f *field, fp unsafe.Pointer) {
 		if i > 0 {
 			w.b = append(w.b, ',')
 		}
-		w.b = appendString(w.b, k)
+		w.b = AppendString(w.b, k)
 		w.b = append(w.b, ':')
 		v.Set(m.MapIndex(reflect.ValueOf(k).Convert(f.typ.Key())))
 		w.object(f.elem, v.Addr().UnsafePointer(), false)

@@ -24,8 +24,8 @@ func TestAppendStringIsJSONText(t *testing.T) {
 		for n := 0; n <= 17; n++ {
 			for at := 0; at <= n; at++ {
 				s := strings.Repeat("a", at) + sp + strings.Repeat("b", n-at)
-				if got, want := string(appendString(nil, s)), quoted(t, s); got != want {
-					t.Fatalf("appendString(%q) = %s, jsontext writes %s", s, got, want)
+				if got, want := string(AppendString(nil, s)), quoted(t, s); got != want {
+					t.Fatalf("AppendString(%q) = %s, jsontext writes %s", s, got, want)
 				}
 			}
 		}
@@ -37,8 +37,8 @@ func FuzzAppendString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := string(appendString(nil, s)), quoted(t, s); got != want {
-			t.Fatalf("appendString(%q) = %s, jsontext writes %s", s, got, want)
+		if got, want := string(AppendString(nil, s)), quoted(t, s); got != want {
+			t.Fatalf("AppendString(%q) = %s, jsontext writes %s", s, got, want)
 		}
 	})
 }

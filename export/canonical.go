@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 )
 
 // This file is the fast path of the pipeline. Decoding every item into maps and encoding
@@ -114,7 +115,7 @@ func (r *rawRecord) appendTo(dst []byte) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst, _ = jsontext.AppendQuote(dst, m.key)
+		dst = codec.AppendString(dst, m.key)
 		dst = append(dst, ':')
 		dst = append(dst, m.val...)
 	}
