@@ -16,9 +16,13 @@ var patchKeys = codec.Keys("computedTags", "tags", "status", "comment", "scenari
 	"contextEntries", "toolCalls", "expectedTools", "feedback", "metadata", "tracePayload", "plugins", "traceIds",
 	"manualTags")
 
+// opt is a key of a PUT body that is present: null, or with value v.
+func opt[T any](null bool, v T) gtc.Opt[T] { return gtc.Opt[T]{Set: true, Null: null, V: v} }
+
 // decodeItemPatch checks a PUT body against the update schema. allowApprove accepts the
 // assignment route's approve key. Only schema problems are reported here (422); the field
-// semantics are checked after the item is loaded.
+// semantics are checked after the item is loaded. The item's own fields are read as an
+// import reads them.
 func decodeItemPatch(body []byte, allowApprove bool) (*gtc.ItemPatch, error) {
 	v, err := codec.ParseBody(body)
 	if err != nil {
@@ -33,98 +37,63 @@ func decodeItemPatch(body []byte, allowApprove bool) (*gtc.ItemPatch, error) {
 	pt := &gtc.ItemPatch{}
 	for m := v.Members(); m.Next(); {
 		name, known := patchKeys.Name(m.Key)
-		if !known {
+		if !known || name == "approve" && !allowApprove {
 			d.Unknown(root, m.Key)
 			continue
 		}
 		if d.OK() {
 			pt.Keys = append(pt.Keys, name)
 		}
-		fp := root.Key(name)
-		val := m.Val
-		null := val.Kind() == codec.Null
+		fp, val, null := root.Key(name), m.Val, m.Val.Kind() == codec.Null
+		str := func() string { s, _ := d.Str(val, fp, true); return s }
 		switch name {
 		case "computedTags":
 			pt.HasComputedTags = true
 		case "tags":
 			pt.HasTags = true
 		case "status":
-			pt.Status = gtc.Opt[string]{Set: true, Null: null}
-			if !null {
-				pt.Status.V, _ = d.Str(val, fp, true)
-			}
+			pt.Status = opt(null, str())
 		case "comment":
-			pt.Comment = gtc.Opt[string]{Set: true, Null: null}
-			pt.Comment.V, _ = d.Str(val, fp, true)
+			pt.Comment = opt(null, str())
 		case "scenarioId":
-			pt.ScenarioID = gtc.Opt[string]{Set: true, Null: null}
-			pt.ScenarioID.V, _ = d.Str(val, fp, true)
+			pt.ScenarioID = opt(null, str())
 		case "etag":
-			pt.ETag = gtc.Opt[string]{Set: true, Null: null}
-			pt.ETag.V, _ = d.Str(val, fp, true)
+			pt.ETag = opt(null, str())
 		case "approve":
-			if !allowApprove {
-				d.Add(fp, codec.MsgUnknownField)
-				continue
-			}
-			pt.Approve = gtc.Opt[bool]{Set: true, Null: null}
-			switch val.Kind() {
-			case codec.Null:
-			case codec.Bool:
-				pt.Approve.V = val.Bool()
-			default:
+			if pt.Approve = opt(null, val.Bool()); val.Kind() != codec.Bool && !null {
 				d.Add(fp, codec.MsgExpBoolean)
 			}
 		case "history":
-			pt.History = gtc.Opt[[]gtc.HistoryPatch]{Set: true, Null: null, V: []gtc.HistoryPatch{}}
-			switch val.Kind() {
-			case codec.Null:
-			case codec.Array:
-				for el := val.Elems(); el.Next(); {
-					if h := historyPatch(d, el.Val, fp.Index(el.I)); d.OK() {
-						pt.History.V = append(pt.History.V, h)
-					}
+			pt.History = opt(null, []gtc.HistoryPatch{})
+			if val.Kind() != codec.Array {
+				if !null {
+					d.Add(fp, codec.MsgExpArray)
 				}
-			default:
-				d.Add(fp, codec.MsgExpArray)
+				break
+			}
+			for el := val.Elems(); el.Next(); {
+				if h := historyPatch(d, el.Val, fp.Index(el.I)); d.OK() {
+					pt.History.V = append(pt.History.V, h)
+				}
 			}
 		case "contextEntries":
-			pt.ContextEntries = gtc.Opt[[]gtc.ContextEntry]{Set: true, Null: null, V: d.ContextEntries(val, fp)}
+			pt.ContextEntries = opt(null, codec.ItemField[[]gtc.ContextEntry](d, name, val, fp))
 		case "toolCalls":
-			pt.ToolCalls = gtc.Opt[[]gtc.ToolCall]{Set: true, Null: null, V: d.ToolCalls(val, fp)}
+			pt.ToolCalls = opt(null, codec.ItemField[[]gtc.ToolCall](d, name, val, fp))
 		case "expectedTools":
-			pt.ExpectedTools = gtc.Opt[gtc.ExpectedTools]{Set: true, Null: null, V: d.ExpectedTools(val, fp)}
+			pt.ExpectedTools = opt(null, codec.ItemField[gtc.ExpectedTools](d, name, val, fp))
 		case "feedback":
-			pt.Feedback = gtc.Opt[[]gtc.FeedbackEntry]{Set: true, Null: null, V: d.Feedback(val, fp)}
+			pt.Feedback = opt(null, codec.ItemField[[]gtc.FeedbackEntry](d, name, val, fp))
 		case "metadata":
-			r, _ := d.RawObject(val, fp)
-			pt.Metadata = gtc.Opt[json.RawMessage]{Set: true, Null: null, V: r}
+			pt.Metadata = opt(null, codec.ItemField[json.RawMessage](d, name, val, fp))
 		case "tracePayload":
-			r, _ := d.RawObject(val, fp)
-			pt.TracePayload = gtc.Opt[json.RawMessage]{Set: true, Null: null, V: r}
+			pt.TracePayload = opt(null, codec.ItemField[json.RawMessage](d, name, val, fp))
 		case "plugins":
-			pt.Plugins = gtc.Opt[map[string]gtc.PluginPayload]{Set: true, Null: null, V: d.Plugins(val, fp)}
+			pt.Plugins = opt(null, codec.ItemField[map[string]gtc.PluginPayload](d, name, val, fp))
 		case "traceIds":
-			pt.TraceIDs = gtc.Opt[map[string]string]{Set: true, Null: null, V: d.TraceIDs(val, fp)}
+			pt.TraceIDs = opt(null, codec.ItemField[map[string]string](d, name, val, fp))
 		case "manualTags":
-			pt.ManualTags = gtc.Opt[[]string]{Set: true, Null: null, V: []string{}}
-			switch val.Kind() {
-			case codec.Null:
-			case codec.Array:
-				for el := val.Elems(); el.Next(); {
-					switch el.Val.Kind() {
-					case codec.Null:
-					case codec.String:
-						if d.OK() {
-							pt.ManualTags.V = append(pt.ManualTags.V, el.Val.Text())
-						}
-					default:
-						d.Add(fp.Index(el.I), codec.MsgExpString)
-					}
-				}
-			default:
-				d.Add(fp, codec.MsgExpArray)
-			}
+			pt.ManualTags = opt(null, d.TagList(val, fp, false))
 		}
 	}
 	if err := d.Err(); err != nil {
@@ -133,53 +102,46 @@ func decodeItemPatch(body []byte, allowApprove bool) (*gtc.ItemPatch, error) {
 	return pt, nil
 }
 
-func historyPatch(d *codec.Decoder, v codec.Value, p codec.Path) gtc.HistoryPatch {
-	var h gtc.HistoryPatch
-	if !d.Object(v, p, historyPatchKeys) {
+// historyPatch reads one history entry of a PUT body: msg, or content when msg is absent or
+// null; expectedBehavior, or its alias expected_behavior when it is absent. The entry's rules
+// are checked with the item, so an expected behavior that is not a list of strings is only
+// noted.
+func historyPatch(d *codec.Decoder, v codec.Value, p codec.Path) (h gtc.HistoryPatch) {
+	if !d.Object(v, p, historyPatchKeys, nil) {
 		return h
 	}
-	var msg, content *string
-	var eb, ebAlias codec.Value
-	var hasEB, hasEBAlias bool
+	var content *string
+	var eb, alias codec.Value
+	hasEB := false
 	for m := v.Members(); m.Next(); {
 		name, _ := historyPatchKeys.Name(m.Key)
-		fp := p.Key(name)
-		switch name {
+		switch fp := p.Key(name); name {
 		case "role":
-			if s, ok := d.Str(m.Val, fp, true); ok {
-				h.Role = s
-			}
+			h.Role, _ = d.Str(m.Val, fp, true)
 		case "msg":
-			msg, _ = d.StrPtr(m.Val, fp)
+			h.Msg = d.StrPtr(m.Val, fp)
 		case "content":
-			content, _ = d.StrPtr(m.Val, fp)
+			content = d.StrPtr(m.Val, fp)
 		case "turnId":
-			h.TurnID, _ = d.StrPtr(m.Val, fp)
+			h.TurnID = d.StrPtr(m.Val, fp)
 		case "stepId":
-			h.StepID, _ = d.StrPtr(m.Val, fp)
+			h.StepID = d.StrPtr(m.Val, fp)
 		case "expectedBehavior":
 			eb, hasEB = m.Val, true
 		case "expected_behavior":
-			ebAlias, hasEBAlias = m.Val, true
+			alias = m.Val
 		}
 	}
-	h.Msg = msg
 	if h.Msg == nil {
 		h.Msg = content
 	}
 	if !hasEB {
-		eb, hasEB = ebAlias, hasEBAlias
+		eb = alias
 	}
-	if hasEB && eb.Kind() != codec.Null {
-		h.ExpectedBehaviorSet = true
-		if eb.Kind() == codec.Array {
-			h.ExpectedBehaviorOK = true
-			h.ExpectedBehavior = []string{}
-			for el := eb.Elems(); el.Next(); {
-				if el.Val.Kind() != codec.String {
-					h.ExpectedBehaviorOK = false
-					break
-				}
+	if h.ExpectedBehaviorSet = eb.Kind() != codec.Null; eb.Kind() == codec.Array {
+		h.ExpectedBehavior, h.ExpectedBehaviorOK = []string{}, true
+		for el := eb.Elems(); h.ExpectedBehaviorOK && el.Next(); {
+			if h.ExpectedBehaviorOK = el.Val.Kind() == codec.String; h.ExpectedBehaviorOK {
 				h.ExpectedBehavior = append(h.ExpectedBehavior, el.Val.Text())
 			}
 		}
@@ -187,32 +149,40 @@ func historyPatch(d *codec.Decoder, v codec.Value, p codec.Path) gtc.HistoryPatc
 	return h
 }
 
-// --- curation instructions -----------------------------------------------------------------
+// parseObject parses a small body: an object of the given keys, its unknown keys reported.
+// It returns the value of each key the body has; err is the 422 of a body that is not JSON
+// or not an object.
+func parseObject(body []byte, keys ...string) (*codec.Decoder, map[string]codec.Value, error) {
+	v, err := codec.ParseBody(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, m := &codec.Decoder{}, map[string]codec.Value{}
+	if !d.Object(v, codec.Path{}, codec.Keys(keys...), m) {
+		return nil, nil, d.Err()
+	}
+	return d, m, nil
+}
+
+// required reads the string key of a small body, which must be present and not null.
+func required(d *codec.Decoder, m map[string]codec.Value, key string) string {
+	v, ok := m[key]
+	if !ok {
+		d.Add(codec.At(key), codec.MsgRequired)
+	}
+	s, _ := d.Str(v, codec.At(key), !ok)
+	return s
+}
 
 // decodeCurationUpdate checks {"instructions": string, "_etag"?: string, "etag"?: string}.
 func decodeCurationUpdate(body []byte) (*gtc.CurationUpdate, error) {
-	v, err := codec.ParseBody(body)
+	d, m, err := parseObject(body, "instructions", "_etag", "etag")
 	if err != nil {
 		return nil, err
 	}
-	d := &codec.Decoder{}
-	if !d.Object(v, codec.Path{}, codec.Keys("instructions", "_etag", "etag")) {
-		return nil, d.Err()
-	}
-	u := &gtc.CurationUpdate{}
-	iv, ok := v.Get("instructions")
-	if !ok {
-		d.Add(codec.At("instructions"), codec.MsgRequired)
-	} else if s, ok := d.Str(iv, codec.At("instructions"), false); ok {
-		u.Instructions = s
-	}
-	var tok1, tok2 string
-	if t, ok := v.Get("_etag"); ok {
-		tok1, _ = d.Str(t, codec.At("_etag"), true)
-	}
-	if t, ok := v.Get("etag"); ok {
-		tok2, _ = d.Str(t, codec.At("etag"), true)
-	}
+	u := &gtc.CurationUpdate{Instructions: required(d, m, "instructions")}
+	tok1, _ := d.Str(m["_etag"], codec.At("_etag"), true)
+	tok2, _ := d.Str(m["etag"], codec.At("etag"), true)
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
@@ -224,28 +194,17 @@ func decodeCurationUpdate(body []byte) (*gtc.CurationUpdate, error) {
 	return u, nil
 }
 
-// --- tag vocabulary bodies -----------------------------------------------------------------
-
 // decodeTagList checks {"tags": [string, …]} (POST and DELETE /v1/tags).
 func decodeTagList(body []byte) ([]string, error) {
-	v, err := codec.ParseBody(body)
+	d, m, err := parseObject(body, "tags")
 	if err != nil {
 		return nil, err
 	}
-	d := &codec.Decoder{}
-	if !d.Object(v, codec.Path{}, codec.Keys("tags")) {
+	if tv, ok := m["tags"]; !ok || tv.Kind() == codec.Null {
+		required(d, m, "tags")
 		return nil, d.Err()
 	}
-	tv, ok := v.Get("tags")
-	if !ok {
-		d.Add(codec.At("tags"), codec.MsgRequired)
-		return nil, d.Err()
-	}
-	if tv.Kind() == codec.Null {
-		d.Add(codec.At("tags"), codec.MsgNotNull)
-		return nil, d.Err()
-	}
-	tags, _ := d.StringList(tv, codec.At("tags"))
+	tags, _ := d.StringList(m["tags"], codec.At("tags"))
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
@@ -255,35 +214,16 @@ func decodeTagList(body []byte) ([]string, error) {
 // decodeTagDefinition checks {"tag_key": string, "description": string}; lengths are checked
 // by the vocabulary.
 func decodeTagDefinition(body []byte) (*gtc.TagDefinitionRequest, error) {
-	v, err := codec.ParseBody(body)
+	d, m, err := parseObject(body, "tag_key", "description")
 	if err != nil {
 		return nil, err
 	}
-	d := &codec.Decoder{}
-	if !d.Object(v, codec.Path{}, codec.Keys("tag_key", "description")) {
-		return nil, d.Err()
-	}
-	r := &gtc.TagDefinitionRequest{}
-	for _, k := range []string{"tag_key", "description"} {
-		fv, ok := v.Get(k)
-		if !ok {
-			d.Add(codec.At(k), codec.MsgRequired)
-			continue
-		}
-		s, _ := d.Str(fv, codec.At(k), false)
-		if k == "tag_key" {
-			r.TagKey = s
-		} else {
-			r.Description = s
-		}
-	}
+	r := &gtc.TagDefinitionRequest{TagKey: required(d, m, "tag_key"), Description: required(d, m, "description")}
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
-
-// --- assignment bodies ---------------------------------------------------------------------
 
 // decodeSelfServe checks the optional {"limit": integer} of self-serve; nil body or a
 // missing or null limit gives nil (the default applies). A limit below 1 asks for nothing
@@ -293,19 +233,14 @@ func decodeSelfServe(body []byte) (*int, error) {
 	if body == nil {
 		return nil, nil
 	}
-	v, err := codec.ParseBody(body)
+	d, m, err := parseObject(body, "limit")
 	if err != nil {
 		return nil, err
 	}
-	d := &codec.Decoder{}
-	if !d.Object(v, codec.Path{}, codec.Keys("limit")) {
+	if m["limit"].Kind() == codec.Null {
 		return nil, d.Err()
 	}
-	lv, ok := v.Get("limit")
-	if !ok || lv.Kind() == codec.Null {
-		return nil, d.Err()
-	}
-	n, ok := d.Integer(lv, codec.At("limit"))
+	n, ok := d.Integer(m["limit"], codec.At("limit"))
 	switch {
 	case ok && n < 1:
 		d.Add(codec.At("limit"), "must be at least 1")
@@ -324,21 +259,12 @@ func decodeAssign(body []byte) (bool, error) {
 	if body == nil {
 		return false, nil
 	}
-	v, err := codec.ParseBody(body)
+	d, m, err := parseObject(body, "force")
 	if err != nil {
 		return false, err
 	}
-	d := &codec.Decoder{}
-	if !d.Object(v, codec.Path{}, codec.Keys("force")) {
-		return false, d.Err()
+	if k := m["force"].Kind(); k != codec.Null && k != codec.Bool {
+		d.Add(codec.At("force"), codec.MsgExpBoolean)
 	}
-	force := false
-	if fv, ok := v.Get("force"); ok && fv.Kind() != codec.Null {
-		if fv.Kind() != codec.Bool {
-			d.Add(codec.At("force"), codec.MsgExpBoolean)
-		} else {
-			force = fv.Bool()
-		}
-	}
-	return force, d.Err()
+	return m["force"].Bool(), d.Err()
 }

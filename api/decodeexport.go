@@ -1,66 +1,51 @@
 package api
 
 import (
+	"slices"
+
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/codec"
 )
 
 // decodeExportRequest checks the schema of an export request: exact-case keys, no unknown
 // key at any level, the JSON types of every value, a non-null status and a known delivery
-// mode. Every problem is reported in one 422. An empty body, {} and null mean every default.
+// mode. Every problem is reported in one 422. An empty body, {} and null mean every default;
+// a null member is an absent one, except the status.
 func decodeExportRequest(body []byte) (*gtc.ExportRequest, error) {
 	req := &gtc.ExportRequest{Mode: gtc.DeliveryAttachment}
 	if body == nil {
 		return req, nil
 	}
 	v, err := codec.ParseBody(body)
-	if err != nil {
-		return nil, err
+	if err != nil || v.Kind() == codec.Null {
+		return req, err
 	}
-	if v.Kind() == codec.Null {
-		return req, nil
-	}
-	d := &codec.Decoder{}
-	if !d.Object(v, codec.Path{}, codec.Keys("format", "filters", "processors", "delivery")) {
+	d, m := &codec.Decoder{}, map[string]codec.Value{}
+	if !d.Object(v, codec.Path{}, codec.Keys("format", "filters", "processors", "delivery"), m) {
 		return nil, d.Err()
 	}
-	if fv, ok := v.Get("format"); ok && fv.Kind() != codec.Null {
-		if s, ok := d.Str(fv, codec.At("format"), false); ok {
-			req.Format = &s
-		}
+	if s, ok := d.Str(m["format"], codec.At("format"), true); ok {
+		req.Format = &s
 	}
-	if fv, ok := v.Get("filters"); ok && fv.Kind() != codec.Null {
-		fp := codec.At("filters")
-		if d.Object(fv, fp, codec.Keys("datasetNames", "status")) {
-			if dv, ok := fv.Get("datasetNames"); ok && dv.Kind() != codec.Null {
-				if names, ok := d.StringList(dv, fp.Key("datasetNames")); ok {
-					req.DatasetNames = &names
-				}
-			}
-			if sv, ok := fv.Get("status"); ok {
-				if s, ok := d.Str(sv, fp.Key("status"), false); ok {
-					req.Status = &s
-				}
+	fp, filters := codec.At("filters"), map[string]codec.Value{}
+	if m["filters"].Kind() != codec.Null && d.Object(m["filters"], fp, codec.Keys("datasetNames", "status"), filters) {
+		if names, ok := d.StringList(filters["datasetNames"], fp.Key("datasetNames")); ok && names != nil {
+			req.DatasetNames = &names
+		}
+		if sv, ok := filters["status"]; ok {
+			if s, ok := d.Str(sv, fp.Key("status"), false); ok {
+				req.Status = &s
 			}
 		}
 	}
-	if pv, ok := v.Get("processors"); ok && pv.Kind() != codec.Null {
-		if names, ok := d.StringList(pv, codec.At("processors")); ok {
-			req.Processors = &names
-		}
+	if names, ok := d.StringList(m["processors"], codec.At("processors")); ok && names != nil {
+		req.Processors = &names
 	}
-	if dv, ok := v.Get("delivery"); ok && dv.Kind() != codec.Null {
-		dp := codec.At("delivery")
-		if d.Object(dv, dp, codec.Keys("mode")) {
-			if mv, ok := dv.Get("mode"); ok && mv.Kind() != codec.Null {
-				if s, ok := d.Str(mv, dp.Key("mode"), false); ok {
-					switch s {
-					case gtc.DeliveryAttachment, gtc.DeliveryStream, gtc.DeliveryArtifact:
-						req.Mode = s
-					default:
-						d.Add(dp.Key("mode"), "must be one of: attachment, stream, artifact")
-					}
-				}
+	dp, delivery := codec.At("delivery"), map[string]codec.Value{}
+	if m["delivery"].Kind() != codec.Null && d.Object(m["delivery"], dp, codec.Keys("mode"), delivery) {
+		if s, ok := d.Str(delivery["mode"], dp.Key("mode"), true); ok {
+			if req.Mode = s; !slices.Contains([]string{gtc.DeliveryAttachment, gtc.DeliveryStream, gtc.DeliveryArtifact}, s) {
+				d.Add(dp.Key("mode"), "must be one of: attachment, stream, artifact")
 			}
 		}
 	}

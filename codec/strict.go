@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gtc-dev/gtc"
@@ -62,209 +62,181 @@ func (d *Decoder) Add(p Path, msg string) {
 	d.errs = append(d.errs, gtc.FieldError{Field: p.String(), Message: msg})
 }
 
-// unknown reports an unknown key of the object at p.
-func (d *Decoder) Unknown(p Path, k Key) {
-	d.Add(p.KeyAt(k), MsgUnknownField)
-}
+// Unknown reports an unknown key of the object at p.
+func (d *Decoder) Unknown(p Path, k Key) { d.Add(p.KeyAt(k), MsgUnknownField) }
 
-// at is the path of a top-level key.
-func At(name string) Path { return Path{name: name, kind: pathKey} }
-
-// problems counts every problem found so far, listed or not.
+// Problems counts every problem found so far, listed or not.
 func (d *Decoder) Problems() int { return len(d.errs) + d.more }
 
-// ok reports whether no problem was found yet. Once one was, the body is refused whatever
+// OK reports whether no problem was found yet. Once one was, the body is refused whatever
 // follows, so the decoders stop building what they would return and only look for the
 // other problems.
-func (d *Decoder) OK() bool { return len(d.errs) == 0 && d.more == 0 }
+func (d *Decoder) OK() bool { return d.Problems() == 0 }
 
+// Err is the 422 listing the problems, or nil.
 func (d *Decoder) Err() error {
-	if d.Problems() == 0 {
+	if d.OK() {
 		return nil
 	}
 	return gtc.ValidationErrorMore(d.errs, d.more)
 }
 
-func (d *Decoder) typeErr(p Path, want Kind) {
-	switch want {
-	case String:
-		d.Add(p, MsgExpString)
-	case Number:
-		d.Add(p, MsgExpInteger)
-	case Bool:
-		d.Add(p, MsgExpBoolean)
-	case Array:
-		d.Add(p, MsgExpArray)
-	case Object:
-		d.Add(p, MsgExpObject)
-	}
-}
-
-// str reads a string; null gives ok=false without an error when nullable.
+// Str reads a string; null gives ok=false, a problem unless nullable.
 func (d *Decoder) Str(v Value, p Path, nullable bool) (s string, ok bool) {
-	switch v.kind {
-	case String:
+	switch {
+	case v.kind == String:
 		return v.Text(), true
-	case Null:
-		if !nullable {
-			d.Add(p, MsgNotNull)
-		}
-		return "", false
-	default:
-		d.typeErr(p, String)
-		return "", false
+	case v.kind != Null:
+		d.Add(p, MsgExpString)
+	case !nullable:
+		d.Add(p, MsgNotNull)
 	}
+	return "", false
 }
 
-func (d *Decoder) StrPtr(v Value, p Path) (*string, bool) {
-	s, ok := d.Str(v, p, true)
-	if !ok {
-		return nil, v.kind == Null
+// StrPtr reads a string or null (nil).
+func (d *Decoder) StrPtr(v Value, p Path) *string {
+	if s, ok := d.Str(v, p, true); ok {
+		return &s
 	}
-	return &s, true
+	return nil
 }
 
-func (d *Decoder) timePtr(v Value, p Path) (*time.Time, bool) {
-	switch v.kind {
-	case Null:
-		return nil, true
-	case String:
-		t, err := gtc.ParseTime(v.Text())
-		if err != nil {
-			d.Add(p, MsgDateTime)
-			return nil, false
-		}
-		return &t, true
-	default:
-		d.typeErr(p, String)
-		return nil, false
-	}
-}
-
-// object checks v is an object (or null when nullable) and reports unknown keys.
-func (d *Decoder) Object(v Value, p Path, known KeySet) bool {
+// Object checks that v is an object and reports its unknown keys; into, when not nil,
+// receives the value of each known key the object has.
+func (d *Decoder) Object(v Value, p Path, known KeySet, into map[string]Value) bool {
 	if v.kind != Object {
-		d.typeErr(p, Object)
+		d.Add(p, MsgExpObject)
 		return false
 	}
 	for it := v.Members(); it.Next(); {
-		if _, ok := known.Name(it.Key); !ok {
+		if name, ok := known.Name(it.Key); !ok {
 			d.Unknown(p, it.Key)
+		} else if into != nil {
+			into[name] = it.Val
 		}
 	}
 	return true
 }
 
-// rawObject reads a free-form object (null is {}). Its bytes are only copied while the body
-// has no problem.
-func (d *Decoder) RawObject(v Value, p Path) (json.RawMessage, bool) {
-	switch v.kind {
-	case Null:
-		return emptyObject, true
-	case Object:
-		if !d.OK() {
-			return emptyObject, true
-		}
-		return v.Raw(), true
-	default:
-		d.typeErr(p, Object)
-		return nil, false
-	}
-}
-
 func (d *Decoder) Integer(v Value, p Path) (int64, bool) {
-	if v.kind != Number || bytes.ContainsAny(v.literal(), ".eE") {
-		d.Add(p, MsgExpInteger)
-		return 0, false
+	if v.kind == Number && !bytes.ContainsAny(v.bytes(), ".eE") {
+		if n, err := strconv.ParseInt(string(v.bytes()), 10, 64); err == nil {
+			return n, true
+		}
 	}
-	n, err := strconv.ParseInt(string(v.literal()), 10, 64)
-	if err != nil {
-		d.Add(p, MsgExpInteger)
-		return 0, false
-	}
-	return n, true
+	d.Add(p, MsgExpInteger)
+	return 0, false
 }
-
-// --- nested types, shared by import and PUT ------------------------------------------------
 
 // StringList reads an array of strings or null (nil). The list is complete only when ok.
-func (d *Decoder) StringList(v Value, p Path) ([]string, bool) {
-	switch v.kind {
-	case Null:
-		return nil, true
-	case Array:
-		out := []string{}
-		ok := true
-		for it := v.Elems(); it.Next(); {
-			if it.Val.kind != String {
-				d.Add(p.Index(it.I), MsgExpString)
-				ok = false
-				continue
-			}
-			if ok {
-				out = append(out, it.Val.Text())
-			}
+func (d *Decoder) StringList(v Value, p Path) (out []string, ok bool) {
+	if v.kind != Array {
+		if v.kind != Null {
+			d.Add(p, MsgExpArray)
 		}
-		return out, ok
-	default:
-		d.Add(p, MsgExpArray)
-		return nil, false
+		return nil, v.kind == Null
 	}
+	out, ok = []string{}, true
+	for it := v.Elems(); it.Next(); {
+		if it.Val.kind != String {
+			d.Add(p.Index(it.I), MsgExpString)
+			ok = false
+		} else if ok {
+			out = append(out, it.Val.Text())
+		}
+	}
+	return out, ok
 }
 
-// TraceIDs reads an object of strings or null (nil). The map is made only while the body has
-// no problem.
-func (d *Decoder) TraceIDs(v Value, p Path) map[string]string {
-	switch v.kind {
-	case Null:
-		return nil
-	case Object:
-		var out map[string]string // made only while the body has no problem
-		for it := v.Members(); it.Next(); {
-			if s, ok := d.Str(it.Val, p.KeyAt(it.Key), false); ok && d.OK() {
-				if out == nil {
-					out = map[string]string{}
-				}
-				out[it.Key.String()] = s
+// TagList reads manual tags as sent: an array of strings (nulls skipped), or with
+// commaString one comma-separated string; null is none. The tags are kept only while the body
+// has no problem; the tag rules are the caller's.
+func (d *Decoder) TagList(v Value, p Path, commaString bool) []string {
+	out := []string{}
+	switch {
+	case v.kind == Array:
+		for it := v.Elems(); it.Next(); {
+			if k := it.Val.kind; k == String && d.OK() {
+				out = append(out, it.Val.Text())
+			} else if k != String && k != Null {
+				d.Add(p.Index(it.I), MsgExpString)
 			}
 		}
-		if out == nil && d.OK() {
-			out = map[string]string{}
+	case v.kind == String && commaString && d.OK():
+		for part := range strings.SplitSeq(v.Text(), ",") {
+			if t := strings.TrimSpace(part); t != "" {
+				out = append(out, t)
+			}
 		}
-		return out
-	default:
-		d.Add(p, MsgExpObject)
+	case v.kind != Null && !(v.kind == String && commaString):
+		d.Add(p, MsgExpArray)
+	}
+	return out
+}
+
+// traceIDs reads an object of strings or null (nil). The map is made only while the body
+// has no problem.
+func (d *Decoder) traceIDs(v Value, p Path) (out map[string]string) {
+	if v.kind != Object {
+		if v.kind != Null {
+			d.Add(p, MsgExpObject)
+		}
 		return nil
 	}
+	if d.OK() {
+		out = map[string]string{}
+	}
+	for it := v.Members(); it.Next(); {
+		if s, ok := d.Str(it.Val, p.KeyAt(it.Key), false); ok && d.OK() {
+			out[it.Key.String()] = s
+		}
+	}
+	return out
 }
 
 // references checks data.references of the rag-compat slot: an array of objects, each with a
 // non-blank string url. Every other key is kept verbatim.
 func (d *Decoder) references(data Value, p Path) {
 	refs, ok := data.Get("references")
-	if !ok {
-		return
-	}
 	rp := p.Key("references")
-	if refs.kind != Array {
+	if ok && refs.kind != Array {
 		d.Add(rp, MsgExpArray)
+	}
+	if !ok || refs.kind != Array {
 		return
 	}
 	for it := refs.Elems(); it.Next(); {
-		el := it.Val
 		ep := rp.Index(it.I)
-		if el.kind != Object {
+		if it.Val.kind != Object {
 			d.Add(ep, MsgExpObject)
-			continue
-		}
-		u, ok := el.Get("url")
-		if !ok || u.kind != String || strings.TrimSpace(u.Text()) == "" {
+		} else if u, ok := it.Val.Get("url"); !ok || u.kind != String || strings.TrimSpace(u.Text()) == "" {
 			d.Add(ep.Key("url"), gtc.MsgReferenceURLEmpty)
 		}
 	}
 }
 
-// --- bulk import ---------------------------------------------------------------------------
+// toolOverlap reports the tools named in more than one list of expected tools.
+func (d *Decoder) toolOverlap(et gtc.ExpectedTools, p Path) {
+	lists := map[string]int{} // the lists that name a tool, as bits
+	for li, list := range [][]gtc.ToolExpectation{et.Required, et.Optional, et.NotNeeded} {
+		for _, e := range list {
+			if e.Name != "" {
+				lists[e.Name] |= 1 << li
+			}
+		}
+	}
+	var overlap []string
+	for n, mask := range lists {
+		if mask&(mask-1) != 0 {
+			overlap = append(overlap, n)
+		}
+	}
+	if len(overlap) > 0 {
+		sort.Strings(overlap)
+		d.Add(p, msgToolOverlap+strings.Join(overlap, ", "))
+	}
+}
 
 // DecodeImport checks a bulk-import body against the item schema (whole-request checks) and
 // returns one entry per element. Any problem fails the whole request with a 422 listing every
@@ -276,15 +248,14 @@ func DecodeImport(body []byte) ([]*gtc.ImportEntry, error) {
 	}
 	d := &Decoder{}
 	var root Path
+	out := []*gtc.ImportEntry{}
 	if v.kind != Array {
 		d.Add(root, MsgExpArray)
-		return nil, d.Err()
-	}
-	out := []*gtc.ImportEntry{}
-	for it := v.Elems(); it.Next(); {
-		e := d.importItem(it.Val, root.Index(it.I))
-		if d.OK() {
-			out = append(out, e)
+	} else {
+		for it := v.Elems(); it.Next(); {
+			if e := d.importItem(it.Val, root.Index(it.I)); e != nil {
+				out = append(out, e)
+			}
 		}
 	}
 	if err := d.Err(); err != nil {
@@ -304,10 +275,7 @@ func DecodeItemObject(doc []byte) (*gtc.ImportEntry, error) {
 	}
 	d := &Decoder{}
 	e := d.importItem(v, Path{})
-	if err := d.Err(); err != nil {
-		return nil, err
-	}
-	return e, nil
+	return e, d.Err()
 }
 
 func charCount(s string) int { return utf8.RuneCountInString(s) }
