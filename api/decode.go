@@ -1,7 +1,7 @@
 package api
 
 import (
-	"encoding/json"
+	"reflect"
 	"fmt"
 	"math"
 	"strings"
@@ -16,90 +16,70 @@ var patchKeys = codec.Keys("computedTags", "tags", "status", "comment", "scenari
 	"contextEntries", "toolCalls", "expectedTools", "feedback", "metadata", "tracePayload", "plugins", "traceIds",
 	"manualTags")
 
-// opt is a key of a PUT body that is present: null, or with value v.
-func opt[T any](null bool, v T) gtc.Opt[T] { return gtc.Opt[T]{Set: true, Null: null, V: v} }
-
 // decodeItemPatch checks a PUT body against the update schema. allowApprove accepts the
 // assignment route's approve key. Only schema problems are reported here (422); the field
-// semantics are checked after the item is loaded. The item's own fields are read as an
-// import reads them.
+// semantics are checked after the item is loaded.
 func decodeItemPatch(body []byte, allowApprove bool) (*gtc.ItemPatch, error) {
 	v, err := codec.ParseBody(body)
 	if err != nil {
 		return nil, err
 	}
-	d := &codec.Decoder{}
+	d, pt := &codec.Decoder{}, &gtc.ItemPatch{}
 	var root codec.Path
 	if v.Kind() != codec.Object {
 		d.Add(root, codec.MsgExpObject)
 		return nil, d.Err()
 	}
-	pt := &gtc.ItemPatch{}
 	for m := v.Members(); m.Next(); {
 		name, known := patchKeys.Name(m.Key)
 		if !known || name == "approve" && !allowApprove {
 			d.Unknown(root, m.Key)
 			continue
-		}
-		if d.OK() {
+		} else if d.OK() {
 			pt.Keys = append(pt.Keys, name)
 		}
-		fp, val, null := root.Key(name), m.Val, m.Val.Kind() == codec.Null
-		str := func() string { s, _ := d.Str(val, fp, true); return s }
 		switch name {
 		case "computedTags":
 			pt.HasComputedTags = true
 		case "tags":
 			pt.HasTags = true
-		case "status":
-			pt.Status = opt(null, str())
-		case "comment":
-			pt.Comment = opt(null, str())
-		case "scenarioId":
-			pt.ScenarioID = opt(null, str())
-		case "etag":
-			pt.ETag = opt(null, str())
-		case "approve":
-			if pt.Approve = opt(null, val.Bool()); val.Kind() != codec.Bool && !null {
-				d.Add(fp, codec.MsgExpBoolean)
-			}
-		case "history":
-			pt.History = opt(null, []gtc.HistoryPatch{})
-			if val.Kind() != codec.Array {
-				if !null {
-					d.Add(fp, codec.MsgExpArray)
-				}
-				break
-			}
-			for el := val.Elems(); el.Next(); {
-				if h := historyPatch(d, el.Val, fp.Index(el.I)); d.OK() {
-					pt.History.V = append(pt.History.V, h)
-				}
-			}
-		case "contextEntries":
-			pt.ContextEntries = opt(null, codec.ItemField[[]gtc.ContextEntry](d, name, val, fp))
-		case "toolCalls":
-			pt.ToolCalls = opt(null, codec.ItemField[[]gtc.ToolCall](d, name, val, fp))
-		case "expectedTools":
-			pt.ExpectedTools = opt(null, codec.ItemField[gtc.ExpectedTools](d, name, val, fp))
-		case "feedback":
-			pt.Feedback = opt(null, codec.ItemField[[]gtc.FeedbackEntry](d, name, val, fp))
-		case "metadata":
-			pt.Metadata = opt(null, codec.ItemField[json.RawMessage](d, name, val, fp))
-		case "tracePayload":
-			pt.TracePayload = opt(null, codec.ItemField[json.RawMessage](d, name, val, fp))
-		case "plugins":
-			pt.Plugins = opt(null, codec.ItemField[map[string]gtc.PluginPayload](d, name, val, fp))
-		case "traceIds":
-			pt.TraceIDs = opt(null, codec.ItemField[map[string]string](d, name, val, fp))
-		case "manualTags":
-			pt.ManualTags = opt(null, d.TagList(val, fp, false))
+		default: // the Opt field of the patch named like the key
+			o := reflect.ValueOf(pt).Elem().FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, name) })
+			o.FieldByName("Set").SetBool(true)
+			o.FieldByName("Null").SetBool(m.Val.Kind() == codec.Null)
+			patchValue(d, name, m.Val, root.Key(name), o.FieldByName("V"))
 		}
 	}
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
 	return pt, nil
+}
+
+// patchValue reads the value of key name of a PUT body into dst. The item's own fields are
+// read as an import reads them.
+func patchValue(d *codec.Decoder, name string, v codec.Value, p codec.Path, dst reflect.Value) {
+	switch name {
+	case "status", "etag":
+		s, _ := d.Str(v, p, true)
+		dst.SetString(s)
+	case "approve":
+		if dst.SetBool(v.Bool()); v.Kind() != codec.Bool && v.Kind() != codec.Null {
+			d.Add(p, codec.MsgExpBoolean)
+		}
+	case "history":
+		h := []gtc.HistoryPatch{}
+		for el := d.Items(v, p, codec.Array); el.Next(); {
+			if hp := historyPatch(d, el.Val, p.Index(el.I)); d.OK() {
+				h = append(h, hp)
+			}
+		}
+		dst.Set(reflect.ValueOf(h))
+	case "manualTags":
+		dst.Set(reflect.ValueOf(d.Strings(v, p, true, false)))
+	default:
+		d.ItemField(name, v, p, dst)
+	}
 }
 
 // historyPatch reads one history entry of a PUT body: msg, or content when msg is absent or
@@ -204,7 +184,7 @@ func decodeTagList(body []byte) ([]string, error) {
 		required(d, m, "tags")
 		return nil, d.Err()
 	}
-	tags, _ := d.StringList(m["tags"], codec.At("tags"))
+	tags := d.Strings(m["tags"], codec.At("tags"), false, false)
 	if err := d.Err(); err != nil {
 		return nil, err
 	}

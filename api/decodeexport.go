@@ -29,7 +29,7 @@ func decodeExportRequest(body []byte) (*gtc.ExportRequest, error) {
 	}
 	fp, filters := codec.At("filters"), map[string]codec.Value{}
 	if m["filters"].Kind() != codec.Null && d.Object(m["filters"], fp, codec.Keys("datasetNames", "status"), filters) {
-		if names, ok := d.StringList(filters["datasetNames"], fp.Key("datasetNames")); ok && names != nil {
+		if names := d.Strings(filters["datasetNames"], fp.Key("datasetNames"), false, false); names != nil {
 			req.DatasetNames = &names
 		}
 		if sv, ok := filters["status"]; ok {
@@ -38,7 +38,7 @@ func decodeExportRequest(body []byte) (*gtc.ExportRequest, error) {
 			}
 		}
 	}
-	if names, ok := d.StringList(m["processors"], codec.At("processors")); ok && names != nil {
+	if names := d.Strings(m["processors"], codec.At("processors"), false, false); names != nil {
 		req.Processors = &names
 	}
 	dp, delivery := codec.At("delivery"), map[string]codec.Value{}

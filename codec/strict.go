@@ -3,11 +3,9 @@ package codec
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/gtc-dev/gtc"
 )
@@ -26,19 +24,14 @@ const (
 	MsgDateTime     = "must be an RFC 3339 date-time"
 )
 
-const msgToolOverlap = "tools cannot appear in more than one category: "
-
 // ParseBody parses a request body as JSON. A syntax error is a 422 INVALID_JSON naming the
 // body.
 func ParseBody(body []byte) (Value, error) {
 	v, err := parseJSON(body)
 	if err != nil {
 		msg := syntaxMessage(err)
-		return Value{}, &gtc.Error{
-			Code:    gtc.CodeInvalidJSON,
-			Message: "Request validation failed: body: " + msg,
-			Fields:  []gtc.FieldError{{Field: "body", Message: msg}},
-		}
+		return Value{}, &gtc.Error{Code: gtc.CodeInvalidJSON, Message: "Request validation failed: body: " + msg,
+			Fields: []gtc.FieldError{{Field: "body", Message: msg}}}
 	}
 	return v, nil
 }
@@ -57,9 +50,9 @@ type Decoder struct {
 func (d *Decoder) Add(p Path, msg string) {
 	if len(d.errs) >= gtc.MaxFieldErrors {
 		d.more++
-		return
+	} else {
+		d.errs = append(d.errs, gtc.FieldError{Field: p.String(), Message: msg})
 	}
-	d.errs = append(d.errs, gtc.FieldError{Field: p.String(), Message: msg})
 }
 
 // Unknown reports an unknown key of the object at p.
@@ -102,23 +95,6 @@ func (d *Decoder) StrPtr(v Value, p Path) *string {
 	return nil
 }
 
-// Object checks that v is an object and reports its unknown keys; into, when not nil,
-// receives the value of each known key the object has.
-func (d *Decoder) Object(v Value, p Path, known KeySet, into map[string]Value) bool {
-	if v.kind != Object {
-		d.Add(p, MsgExpObject)
-		return false
-	}
-	for it := v.Members(); it.Next(); {
-		if name, ok := known.Name(it.Key); !ok {
-			d.Unknown(p, it.Key)
-		} else if into != nil {
-			into[name] = it.Val
-		}
-	}
-	return true
-}
-
 func (d *Decoder) Integer(v Value, p Path) (int64, bool) {
 	if v.kind == Number && !bytes.ContainsAny(v.bytes(), ".eE") {
 		if n, err := strconv.ParseInt(string(v.bytes()), 10, 64); err == nil {
@@ -129,48 +105,56 @@ func (d *Decoder) Integer(v Value, p Path) (int64, bool) {
 	return 0, false
 }
 
-// StringList reads an array of strings or null (nil). The list is complete only when ok.
-func (d *Decoder) StringList(v Value, p Path) (out []string, ok bool) {
-	if v.kind != Array {
-		if v.kind != Null {
-			d.Add(p, MsgExpArray)
-		}
-		return nil, v.kind == Null
-	}
-	out, ok = []string{}, true
-	for it := v.Elems(); it.Next(); {
-		if it.Val.kind != String {
-			d.Add(p.Index(it.I), MsgExpString)
-			ok = false
-		} else if ok {
-			out = append(out, it.Val.Text())
+// Object checks that v is an object and reports its unknown keys; into, when not nil,
+// receives the value of each known key the object has.
+func (d *Decoder) Object(v Value, p Path, known KeySet, into map[string]Value) bool {
+	for it := d.Items(v, p, Object); it.Next(); {
+		if name, ok := known.Name(it.Key); !ok {
+			d.Unknown(p, it.Key)
+		} else if into != nil {
+			into[name] = it.Val
 		}
 	}
-	return out, ok
+	if v.kind == Null {
+		d.Add(p, MsgExpObject)
+	}
+	return v.kind == Object
 }
 
-// TagList reads manual tags as sent: an array of strings (nulls skipped), or with
-// commaString one comma-separated string; null is none. The tags are kept only while the body
-// has no problem; the tag rules are the caller's.
-func (d *Decoder) TagList(v Value, p Path, commaString bool) []string {
-	out := []string{}
+// Items walks the elements of v, an array, or the members of v, an object, as want says. A
+// value of another kind is reported, but null, which has none.
+func (d *Decoder) Items(v Value, p Path, want Kind) Iter {
 	switch {
-	case v.kind == Array:
-		for it := v.Elems(); it.Next(); {
-			if k := it.Val.kind; k == String && d.OK() {
-				out = append(out, it.Val.Text())
-			} else if k != String && k != Null {
-				d.Add(p.Index(it.I), MsgExpString)
-			}
-		}
-	case v.kind == String && commaString && d.OK():
+	case v.kind == want && want == Object:
+		return v.Members()
+	case v.kind == want:
+		return v.Elems()
+	case v.kind != Null:
+		d.Add(p, "expected "+want.String())
+	}
+	return Iter{}
+}
+
+// Strings reads an array of strings or null (nil). A null element is a problem unless
+// skipNull; with comma, one comma-separated string is read too (manual tags as an import
+// may send them). The list is kept only while the body has no problem.
+func (d *Decoder) Strings(v Value, p Path, skipNull, comma bool) (out []string) {
+	if v.kind == String && comma {
 		for part := range strings.SplitSeq(v.Text(), ",") {
-			if t := strings.TrimSpace(part); t != "" {
+			if t := strings.TrimSpace(part); t != "" && d.OK() {
 				out = append(out, t)
 			}
 		}
-	case v.kind != Null && !(v.kind == String && commaString):
-		d.Add(p, MsgExpArray)
+		return out
+	} else if v.kind == Array {
+		out = []string{}
+	}
+	for it := d.Items(v, p, Array); it.Next(); {
+		if k := it.Val.kind; k == String && d.OK() {
+			out = append(out, it.Val.Text())
+		} else if k != String && !(k == Null && skipNull) {
+			d.Add(p.Index(it.I), MsgExpString)
+		}
 	}
 	return out
 }
@@ -178,16 +162,10 @@ func (d *Decoder) TagList(v Value, p Path, commaString bool) []string {
 // traceIDs reads an object of strings or null (nil). The map is made only while the body
 // has no problem.
 func (d *Decoder) traceIDs(v Value, p Path) (out map[string]string) {
-	if v.kind != Object {
-		if v.kind != Null {
-			d.Add(p, MsgExpObject)
-		}
-		return nil
-	}
-	if d.OK() {
+	if v.kind == Object && d.OK() {
 		out = map[string]string{}
 	}
-	for it := v.Members(); it.Next(); {
+	for it := d.Items(v, p, Object); it.Next(); {
 		if s, ok := d.Str(it.Val, p.KeyAt(it.Key), false); ok && d.OK() {
 			out[it.Key.String()] = s
 		}
@@ -199,19 +177,15 @@ func (d *Decoder) traceIDs(v Value, p Path) (out map[string]string) {
 // non-blank string url. Every other key is kept verbatim.
 func (d *Decoder) references(data Value, p Path) {
 	refs, ok := data.Get("references")
-	rp := p.Key("references")
-	if ok && refs.kind != Array {
+	if rp := p.Key("references"); ok && refs.kind != Array {
 		d.Add(rp, MsgExpArray)
-	}
-	if !ok || refs.kind != Array {
-		return
-	}
-	for it := refs.Elems(); it.Next(); {
-		ep := rp.Index(it.I)
-		if it.Val.kind != Object {
-			d.Add(ep, MsgExpObject)
-		} else if u, ok := it.Val.Get("url"); !ok || u.kind != String || strings.TrimSpace(u.Text()) == "" {
-			d.Add(ep.Key("url"), gtc.MsgReferenceURLEmpty)
+	} else if ok {
+		for it := refs.Elems(); it.Next(); {
+			if ep := rp.Index(it.I); it.Val.kind != Object {
+				d.Add(ep, MsgExpObject)
+			} else if u, ok := it.Val.Get("url"); !ok || u.kind != String || strings.TrimSpace(u.Text()) == "" {
+				d.Add(ep.Key("url"), gtc.MsgReferenceURLEmpty)
+			}
 		}
 	}
 }
@@ -221,20 +195,17 @@ func (d *Decoder) toolOverlap(et gtc.ExpectedTools, p Path) {
 	lists := map[string]int{} // the lists that name a tool, as bits
 	for li, list := range [][]gtc.ToolExpectation{et.Required, et.Optional, et.NotNeeded} {
 		for _, e := range list {
-			if e.Name != "" {
-				lists[e.Name] |= 1 << li
-			}
+			lists[e.Name] |= 1 << li
 		}
 	}
 	var overlap []string
-	for n, mask := range lists {
-		if mask&(mask-1) != 0 {
+	for n, in := range lists {
+		if in&(in-1) != 0 && n != "" {
 			overlap = append(overlap, n)
 		}
 	}
-	if len(overlap) > 0 {
-		sort.Strings(overlap)
-		d.Add(p, msgToolOverlap+strings.Join(overlap, ", "))
+	if slices.Sort(overlap); len(overlap) > 0 {
+		d.Add(p, "tools cannot appear in more than one category: "+strings.Join(overlap, ", "))
 	}
 }
 
@@ -246,16 +217,14 @@ func DecodeImport(body []byte) ([]*gtc.ImportEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Decoder{}
+	d, out := &Decoder{}, []*gtc.ImportEntry{}
 	var root Path
-	out := []*gtc.ImportEntry{}
-	if v.kind != Array {
+	if v.kind == Null {
 		d.Add(root, MsgExpArray)
-	} else {
-		for it := v.Elems(); it.Next(); {
-			if e := d.importItem(it.Val, root.Index(it.I)); e != nil {
-				out = append(out, e)
-			}
+	}
+	for it := d.Items(v, root, Array); it.Next(); {
+		if e := d.importItem(it.Val, root.Index(it.I)); e != nil {
+			out = append(out, e)
 		}
 	}
 	if err := d.Err(); err != nil {
@@ -277,9 +246,5 @@ func DecodeItemObject(doc []byte) (*gtc.ImportEntry, error) {
 	e := d.importItem(v, Path{})
 	return e, d.Err()
 }
-
-func charCount(s string) int { return utf8.RuneCountInString(s) }
-
-func atMost(n int) string { return fmt.Sprintf("must be at most %d characters", n) }
 
 var emptyObject = json.RawMessage(`{}`)

@@ -57,7 +57,7 @@ type jdoc struct {
 	free    []*reader // readers to reuse
 }
 
-// reader is a jsontext.Decoder over a part of a body.
+// reader is a jsontext.Decoder over a part of a body, which it reads without a copy.
 type reader struct {
 	dec  jsontext.Decoder
 	buf  bytes.Buffer
@@ -66,17 +66,15 @@ type reader struct {
 
 var readOptions = jsontext.AllowDuplicateNames(true)
 
-// reader returns a Decoder over data[start:end]; a bytes.Buffer is read without a copy.
+// reader returns a Decoder over data[start:end].
 func (doc *jdoc) reader(start, end int) *reader {
-	var r *reader
-	if n := len(doc.free); n > 0 {
-		r, doc.free = doc.free[n-1], doc.free[:n-1]
-	} else {
-		r = new(reader)
+	if len(doc.free) == 0 {
+		doc.free = append(doc.free, new(reader))
 	}
-	r.buf = *bytes.NewBuffer(doc.data[start:end:end])
+	r := doc.free[len(doc.free)-1]
+	doc.free = doc.free[:len(doc.free)-1]
+	r.buf, r.base = *bytes.NewBuffer(doc.data[start:end:end]), start
 	r.dec.Reset(&r.buf, readOptions)
-	r.base = start
 	return r
 }
 
@@ -93,19 +91,19 @@ func (r *reader) value(doc *jdoc) Value {
 	return Value{kind: kinds[k], doc: doc, start: end - len(v), end: end}
 }
 
-// valueAt reads the value at offset start of an object or array that ends at end.
-func (doc *jdoc) valueAt(start, end int) Value {
-	r := doc.reader(start, end)
-	defer doc.release(r)
-	return r.value(doc)
-}
-
 // Value is one value of a checked body: its kind and where its bytes are. The zero Value
 // is null.
 type Value struct {
 	kind       Kind
 	doc        *jdoc
 	start, end int
+}
+
+// valueAt is the value at offset start of the body.
+func (doc *jdoc) valueAt(start int) Value {
+	r := doc.reader(start, len(doc.data))
+	defer doc.release(r)
+	return r.value(doc)
 }
 
 // Kind is the value's JSON type.
@@ -116,10 +114,9 @@ func (v Value) bytes() []byte { return v.doc.data[v.start:v.end] }
 
 // Text is a string's value, or a number literal exactly as written.
 func (v Value) Text() string {
-	switch v.kind {
-	case String:
+	if v.kind == String {
 		return unquote(v.bytes())
-	case Number:
+	} else if v.kind == Number {
 		return string(v.bytes())
 	}
 	return ""
@@ -143,14 +140,14 @@ func unquote(quoted []byte) string {
 }
 
 // Key is an object key of a read body, as written (quotes included).
-type Key struct{ quoted []byte }
+type Key []byte
 
-func (k Key) String() string { return unquote(k.quoted) }
+func (k Key) String() string { return unquote(k) }
 
 // Is reports whether the key is s, without a copy when it has no escape.
 func (k Key) Is(s string) bool {
 	var b []byte
-	return string(unquoted(k.quoted, &b)) == s
+	return string(unquoted(k, &b)) == s
 }
 
 // KeySet is the keys an object may have. Looking a key up gives its name without a copy.
@@ -167,7 +164,7 @@ func Keys(names ...string) KeySet {
 // Name returns the key's name when the set has it.
 func (ks KeySet) Name(k Key) (string, bool) {
 	var b []byte
-	n, ok := ks[string(unquoted(k.quoted, &b))]
+	n, ok := ks[string(unquoted(k, &b))]
 	return n, ok
 }
 
@@ -180,59 +177,53 @@ type Iter struct {
 	Val Value
 	doc *jdoc
 	r   *reader // nil once the walk is over, or when it follows take
-	obj bool
-	at  int // the offset of the current member's key
 	// An object whose keys may repeat is read from its members ms: for each member in
 	// order, take is the index of the member to take in its place, or -1.
 	ms   []member
 	take []int32
-	end  int
 }
 
 // member is where one member of an object is: its quoted key and its value (or its end).
 type member struct{ key, keyEnd, value uint32 }
 
-// walk is an Iter over the array or object v, its members as written.
-func (v Value) walk() Iter {
+// Elems walks an array, or an object with its members as written.
+func (v Value) Elems() Iter {
 	r := v.doc.reader(v.start, v.end)
 	_, _ = r.dec.ReadToken()
-	return Iter{I: -1, doc: v.doc, r: r, obj: v.kind == Object, end: v.end}
+	return Iter{I: -1, doc: v.doc, r: r}
 }
 
-func (v Value) Elems() Iter { return v.walk() }
-
 func (v Value) Members() Iter {
-	it := v.walk()
-	if n := v.doc.repeats[v.start]; n > 0 {
-		ms := make([]member, 0, n)
-		for it.Next() {
-			ms = append(ms, member{uint32(it.at), uint32(it.at + len(it.Key.quoted)), uint32(it.Val.start)})
-		}
-		return Iter{I: -1, doc: v.doc, ms: ms, take: plan(v.doc.data, ms), end: v.end}
+	it := v.Elems()
+	n := v.doc.repeats[v.start]
+	if n == 0 {
+		return it
 	}
-	return it
+	ms := make([]member, 0, n)
+	for it.r.dec.PeekKind() != '}' {
+		k, val := it.r.value(v.doc), it.r.value(v.doc)
+		ms = append(ms, member{uint32(k.start), uint32(k.end), uint32(val.start)})
+	}
+	v.doc.release(it.r)
+	return Iter{I: -1, doc: v.doc, ms: ms, take: plan(v.doc.data, ms)}
 }
 
 func (it *Iter) Next() bool {
 	for it.I++; it.I < len(it.take); it.I++ {
 		if j := it.take[it.I]; j >= 0 {
-			m := it.ms[j]
-			it.Key = Key{it.doc.data[m.key:m.keyEnd]}
-			it.Val = it.doc.valueAt(int(m.value), it.end)
+			it.Key, it.Val = Key(it.doc.data[it.ms[j].key:it.ms[j].keyEnd]), it.doc.valueAt(int(it.ms[j].value))
 			return true
 		}
 	}
 	if it.r == nil {
 		return false
-	}
-	if k := it.r.dec.PeekKind(); k == ']' || k == '}' {
+	} else if k := it.r.dec.PeekKind(); k == ']' || k == '}' {
 		it.doc.release(it.r)
 		it.r = nil
 		return false
 	}
-	if it.obj {
-		k := it.r.value(it.doc)
-		it.Key, it.at = Key{k.bytes()}, k.start
+	if k, _ := it.r.dec.StackIndex(1); k == '{' {
+		it.Key = Key(it.r.value(it.doc).bytes())
 	}
 	it.Val = it.r.value(it.doc)
 	return true
@@ -266,7 +257,7 @@ func plan(buf []byte, ms []member) []int32 {
 
 // Get returns the value of key in an object: its last value when it repeats.
 func (v Value) Get(key string) (found Value, ok bool) {
-	for it := v.walk(); it.Next(); {
+	for it := v.Elems(); it.Next(); {
 		if it.Key.Is(key) {
 			found, ok = it.Val, true
 		}
@@ -292,62 +283,49 @@ var (
 // checker checks one value read from a jsontext.Decoder and finds the objects of a jdoc
 // whose keys may repeat.
 type checker struct {
-	doc *jdoc
-	// hashes holds the key hashes of the objects being read, innermost last; open says
-	// where each object starts and where its hashes start.
-	hashes  []uint64
-	open    []struct{ start, base int }
+	doc     *jdoc
+	hashes  []uint64 // the key hashes of the objects being read, innermost last
 	scratch []byte
 }
 
 // UnmarshalJSONFrom reads exactly one value, so json.Unmarshal checks what follows it.
 func (c *checker) UnmarshalJSONFrom(d *jsontext.Decoder) error {
-	for {
-		var err error
-		kind, n := d.StackIndex(d.StackDepth())
-		switch k := d.PeekKind(); {
-		case k == '{' || k == '[':
-			if _, err = d.ReadToken(); err == nil && d.StackDepth() > MaxJSONDepth {
-				return &jsontext.SyntacticError{ByteOffset: d.InputOffset() - 1, JSONPointer: d.StackPointer(), Err: errTooDeep}
-			} else if k == '{' {
-				c.open = append(c.open, struct{ start, base int }{int(d.InputOffset()) - 1, len(c.hashes)})
+	k := d.PeekKind()
+	if k == '}' || k == ']' { // where a value is missing
+		_, err := d.ReadToken()
+		return err
+	} else if k != '{' && k != '[' {
+		return d.SkipValue()
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return err
+	} else if d.StackDepth() > MaxJSONDepth {
+		return &jsontext.SyntacticError{ByteOffset: d.InputOffset() - 1, JSONPointer: d.StackPointer(), Err: errTooDeep}
+	}
+	start, base := int(d.InputOffset())-1, len(c.hashes)
+	for d.PeekKind() != '}' && d.PeekKind() != ']' {
+		if k == '{' {
+			key, err := d.ReadValue()
+			if err != nil {
+				return err
+			} else if len(c.hashes) == cap(c.hashes) { // double, not the 1.25 of append: a long list costs twice its size
+				c.hashes = append(make([]uint64, 0, max(64, 2*cap(c.hashes))), c.hashes...)
 			}
-		case k == '}' || k == ']':
-			if _, err = d.ReadToken(); err == nil && k == '}' {
-				o := c.open[len(c.open)-1]
-				c.open = c.open[:len(c.open)-1]
-				if hs := c.hashes[o.base:]; len(hs) > 1 && repeats(hs) {
-					c.doc.repeats[o.start] = len(hs)
-				}
-				c.hashes = c.hashes[:o.base]
-			}
-		case kind == '{' && n%2 == 0:
-			var key []byte
-			if key, err = d.ReadValue(); err == nil {
-				if len(c.hashes) == cap(c.hashes) { // double, not the 1.25 of append: a long list costs twice its size
-					c.hashes = append(make([]uint64, 0, max(64, 2*cap(c.hashes))), c.hashes...)
-				}
-				c.hashes = append(c.hashes, hashBytes(unquoted(key, &c.scratch)))
-			}
-		default:
-			err = d.SkipValue()
+			c.hashes = append(c.hashes, hashBytes(unquoted(key, &c.scratch)))
 		}
-		if err != nil {
+		if err := c.UnmarshalJSONFrom(d); err != nil {
 			return err
-		}
-		if end := d.InputOffset(); end > math.MaxUint32 {
+		} else if end := d.InputOffset(); end > math.MaxUint32 {
 			return &jsontext.SyntacticError{ByteOffset: end, Err: errTooLong}
 		}
-		if d.StackDepth() == 0 {
-			return nil
-		}
 	}
-}
-
-// repeats reports whether two hashes are equal; it reorders hs.
-func repeats(hs []uint64) bool {
-	slices.Sort(hs)
-	return len(slices.Compact(hs)) < len(hs)
+	hs := c.hashes[base:]
+	if slices.Sort(hs); len(slices.Compact(hs)) < len(hs) {
+		c.doc.repeats[start] = len(hs)
+	}
+	c.hashes = c.hashes[:base]
+	_, err := d.ReadToken() // the closing bracket, or the error of a wrong one
+	return err
 }
 
 // parseJSON checks one complete JSON document (RFC 8259, UTF-8 throughout) with nothing but
@@ -358,7 +336,7 @@ func parseJSON(data []byte) (Value, error) {
 	if err := json.Unmarshal(data, &checker{doc: doc}, jsontext.AllowDuplicateNames(true)); err != nil {
 		return Value{}, err
 	}
-	return doc.valueAt(0, len(data)), nil
+	return doc.valueAt(0), nil
 }
 
 // Raw returns the value as compact JSON: no whitespace, a repeated key kept once at its
@@ -368,85 +346,64 @@ func (v Value) Raw() []byte {
 	if v.doc == nil {
 		return []byte("null")
 	}
-	return v.appendRaw(make([]byte, 0, v.end-v.start))
-}
-
-// appendRaw appends the compact form of v to out. It reads v once, token by token; the
-// members of an object whose keys may repeat are noted as they are written, and rewritten
-// in place when the object closes.
-func (v Value) appendRaw(out []byte) []byte {
-	if v.kind != Array && v.kind != Object {
-		return appendScalar(out, v.bytes())
-	}
 	r := v.doc.reader(v.start, v.end)
 	defer v.doc.release(r)
-	d := &r.dec
-	type frame struct {
-		body, first int // where its members start in out and in ms
-		repeats     bool
-	}
-	var open []frame
-	var ms []member // the members of the open objects whose keys may repeat
 	var scratch []byte
-	for {
-		k := d.PeekKind()
-		kind, n := d.StackIndex(d.StackDepth())
-		if n > 0 && (kind == '[' || n%2 == 0) && k != ']' && k != '}' {
+	return v.doc.appendRaw(r, make([]byte, 0, v.end-v.start), &scratch)
+}
+
+// appendRaw appends the compact form of the value r reads next to out, reading it once. The
+// members of an object whose keys may repeat are noted as they are written, and rewritten in
+// place when the object closes; scratch is room for that.
+func (doc *jdoc) appendRaw(r *reader, out []byte, scratch *[]byte) []byte {
+	k := r.dec.PeekKind()
+	if k != '{' && k != '[' {
+		v, _ := r.dec.ReadValue()
+		return appendScalar(out, v)
+	}
+	_, _ = r.dec.ReadToken()
+	n := doc.repeats[r.base+int(r.dec.InputOffset())-1]
+	out = append(out, byte(k))
+	body, ms := len(out), make([]member, 0, n)
+	for r.dec.PeekKind() != k+2 { // the closing bracket
+		if len(out) > body {
 			out = append(out, ',')
 		}
-		switch k {
-		case '{', '[':
-			_, _ = d.ReadToken()
-			out = append(out, byte(k))
-			n := v.doc.repeats[r.base+int(d.InputOffset())-1]
-			ms = slices.Grow(ms, n)
-			open = append(open, frame{len(out), len(ms), n > 0})
-		case '}', ']':
-			_, _ = d.ReadToken()
-			f := open[len(open)-1]
-			open = open[:len(open)-1]
-			if f.repeats {
-				out = dropRepeats(out, f.body, ms[f.first:], &scratch)
-				ms = ms[:f.first]
-			}
-			out = append(out, byte(k))
-		default:
-			val, _ := d.ReadValue()
+		if k == '{' {
+			key, _ := r.dec.ReadValue()
 			start := len(out)
-			out = appendScalar(out, val)
-			if kind == '{' && n%2 == 0 {
-				if open[len(open)-1].repeats {
-					ms = append(ms, member{key: uint32(start), keyEnd: uint32(len(out))})
-				}
-				out = append(out, ':')
+			if out = appendScalar(out, key); n > 0 {
+				ms = append(ms, member{key: uint32(start), keyEnd: uint32(len(out))})
 			}
+			out = append(out, ':')
 		}
-		if d.StackDepth() == 0 {
-			return out
-		}
+		out = doc.appendRaw(r, out, scratch)
 	}
+	_, _ = r.dec.ReadToken()
+	if n > 0 {
+		out = dropRepeats(out, body, ms, scratch)
+	}
+	return append(out, byte(k+2))
 }
 
 // dropRepeats rewrites the members ms of an object written to out[body:]: a repeated key is
 // kept once, at its first position, with its last value. scratch is room to copy them to.
 func dropRepeats(out []byte, body int, ms []member, scratch *[]byte) []byte {
-	for i := range ms { // member i ends at the comma before the next one
-		ms[i].value = uint32(len(out))
-		if i+1 < len(ms) {
-			ms[i].value = ms[i+1].key - 1
-		}
-	}
 	take := plan(out, ms)
-	*scratch = append((*scratch)[:0], out[body:]...)
-	written := *scratch
-	out = out[:body]
+	written := append((*scratch)[:0], out[body:]...)
+	*scratch, out = written, out[:body]
 	for _, j := range take {
-		if j >= 0 {
-			if len(out) > body {
-				out = append(out, ',')
-			}
-			out = append(out, written[int(ms[j].key)-body:int(ms[j].value)-body]...)
+		if j < 0 {
+			continue
 		}
+		end := len(written) // a member ends at the comma before the next one, the last one with the object
+		if int(j)+1 < len(ms) {
+			end = int(ms[j+1].key) - 1 - body
+		}
+		if len(out) > body {
+			out = append(out, ',')
+		}
+		out = append(out, written[int(ms[j].key)-body:end]...)
 	}
 	return out
 }
@@ -469,9 +426,7 @@ func syntaxMessage(err error) string {
 	var se *jsontext.SyntacticError
 	if !errors.As(err, &se) {
 		return fmt.Sprint(err)
-	}
-	if errors.Is(se.Err, io.ErrUnexpectedEOF) {
-		c := *se
+	} else if c := *se; errors.Is(se.Err, io.ErrUnexpectedEOF) {
 		c.Err = errEndOfInput
 		return c.Error()
 	}
@@ -494,7 +449,7 @@ func At(name string) Path { return Path{name: name} }
 func (p *Path) Key(k string) Path { return Path{up: p, name: k} }
 
 // KeyAt is Key for a key of the body, read only if the path is written.
-func (p *Path) KeyAt(k Key) Path { return Path{up: p, raw: k.quoted} }
+func (p *Path) KeyAt(k Key) Path { return Path{up: p, raw: k} }
 
 func (p *Path) Index(i int) Path { return Path{up: p, idx: i} }
 
