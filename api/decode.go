@@ -1,16 +1,14 @@
 package api
 
 import (
-	"reflect"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/codec"
 )
-
-var historyPatchKeys = codec.Keys("role", "msg", "content", "turnId", "stepId", "expectedBehavior", "expected_behavior")
 
 var patchKeys = codec.Keys("computedTags", "tags", "status", "comment", "scenarioId", "etag", "approve", "history",
 	"contextEntries", "toolCalls", "expectedTools", "feedback", "metadata", "tracePayload", "plugins", "traceIds",
@@ -26,11 +24,10 @@ func decodeItemPatch(body []byte, allowApprove bool) (*gtc.ItemPatch, error) {
 	}
 	d, pt := &codec.Decoder{}, &gtc.ItemPatch{}
 	var root codec.Path
-	if v.Kind() != codec.Object {
+	if v.Kind() == codec.Null {
 		d.Add(root, codec.MsgExpObject)
-		return nil, d.Err()
 	}
-	for m := v.Members(); m.Next(); {
+	for m := d.Items(v, root, codec.Object); m.Next(); {
 		name, known := patchKeys.Name(m.Key)
 		if !known || name == "approve" && !allowApprove {
 			d.Unknown(root, m.Key)
@@ -50,10 +47,7 @@ func decodeItemPatch(body []byte, allowApprove bool) (*gtc.ItemPatch, error) {
 			patchValue(d, name, m.Val, root.Key(name), o.FieldByName("V"))
 		}
 	}
-	if err := d.Err(); err != nil {
-		return nil, err
-	}
-	return pt, nil
+	return codec.Result(d, pt)
 }
 
 // patchValue reads the value of key name of a PUT body into dst. The item's own fields are
@@ -82,17 +76,19 @@ func patchValue(d *codec.Decoder, name string, v codec.Value, p codec.Path, dst 
 	}
 }
 
+var historyPatchKeys = codec.Keys("role", "msg", "content", "turnId", "stepId", "expectedBehavior", "expected_behavior")
+
 // historyPatch reads one history entry of a PUT body: msg, or content when msg is absent or
 // null; expectedBehavior, or its alias expected_behavior when it is absent. The entry's rules
 // are checked with the item, so an expected behavior that is not a list of strings is only
 // noted.
 func historyPatch(d *codec.Decoder, v codec.Value, p codec.Path) (h gtc.HistoryPatch) {
+	var content *string
+	var eb codec.Value
+	hasEB := false
 	if !d.Object(v, p, historyPatchKeys, nil) {
 		return h
 	}
-	var content *string
-	var eb, alias codec.Value
-	hasEB := false
 	for m := v.Members(); m.Next(); {
 		name, _ := historyPatchKeys.Name(m.Key)
 		switch fp := p.Key(name); name {
@@ -109,14 +105,13 @@ func historyPatch(d *codec.Decoder, v codec.Value, p codec.Path) (h gtc.HistoryP
 		case "expectedBehavior":
 			eb, hasEB = m.Val, true
 		case "expected_behavior":
-			alias = m.Val
+			if !hasEB {
+				eb = m.Val
+			}
 		}
 	}
 	if h.Msg == nil {
 		h.Msg = content
-	}
-	if !hasEB {
-		eb = alias
 	}
 	if h.ExpectedBehaviorSet = eb.Kind() != codec.Null; eb.Kind() == codec.Array {
 		h.ExpectedBehavior, h.ExpectedBehaviorOK = []string{}, true
@@ -155,23 +150,19 @@ func required(d *codec.Decoder, m map[string]codec.Value, key string) string {
 }
 
 // decodeCurationUpdate checks {"instructions": string, "_etag"?: string, "etag"?: string}.
+// The token is _etag, else etag, when not blank.
 func decodeCurationUpdate(body []byte) (*gtc.CurationUpdate, error) {
 	d, m, err := parseObject(body, "instructions", "_etag", "etag")
 	if err != nil {
 		return nil, err
 	}
 	u := &gtc.CurationUpdate{Instructions: required(d, m, "instructions")}
-	tok1, _ := d.Str(m["_etag"], codec.At("_etag"), true)
-	tok2, _ := d.Str(m["etag"], codec.At("etag"), true)
-	if err := d.Err(); err != nil {
-		return nil, err
+	for _, key := range []string{"_etag", "etag"} {
+		if s, _ := d.Str(m[key], codec.At(key), true); u.Token == "" && strings.TrimSpace(s) != "" {
+			u.Token = s
+		}
 	}
-	if strings.TrimSpace(tok1) != "" {
-		u.Token = tok1
-	} else if strings.TrimSpace(tok2) != "" {
-		u.Token = tok2
-	}
-	return u, nil
+	return codec.Result(d, u)
 }
 
 // decodeTagList checks {"tags": [string, …]} (POST and DELETE /v1/tags).
@@ -184,11 +175,7 @@ func decodeTagList(body []byte) ([]string, error) {
 		required(d, m, "tags")
 		return nil, d.Err()
 	}
-	tags := d.Strings(m["tags"], codec.At("tags"), false, false)
-	if err := d.Err(); err != nil {
-		return nil, err
-	}
-	return tags, nil
+	return codec.Result(d, d.Strings(m["tags"], codec.At("tags"), false, false))
 }
 
 // decodeTagDefinition checks {"tag_key": string, "description": string}; lengths are checked
@@ -198,11 +185,7 @@ func decodeTagDefinition(body []byte) (*gtc.TagDefinitionRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &gtc.TagDefinitionRequest{TagKey: required(d, m, "tag_key"), Description: required(d, m, "description")}
-	if err := d.Err(); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return codec.Result(d, &gtc.TagDefinitionRequest{TagKey: required(d, m, "tag_key"), Description: required(d, m, "description")})
 }
 
 // decodeSelfServe checks the optional {"limit": integer} of self-serve; nil body or a
@@ -216,22 +199,16 @@ func decodeSelfServe(body []byte) (*int, error) {
 	d, m, err := parseObject(body, "limit")
 	if err != nil {
 		return nil, err
-	}
-	if m["limit"].Kind() == codec.Null {
-		return nil, d.Err()
+	} else if m["limit"].Kind() == codec.Null {
+		return codec.Result[*int](d, nil)
 	}
 	n, ok := d.Integer(m["limit"], codec.At("limit"))
-	switch {
-	case ok && n < 1:
+	if ok && n < 1 {
 		d.Add(codec.At("limit"), "must be at least 1")
-	case ok && n > math.MaxInt32:
+	} else if ok && n > math.MaxInt32 {
 		d.Add(codec.At("limit"), fmt.Sprintf("must be at most %d", math.MaxInt32))
 	}
-	if err := d.Err(); err != nil {
-		return nil, err
-	}
-	limit := int(n)
-	return &limit, nil
+	return codec.Result(d, new(int(n)))
 }
 
 // decodeAssign checks the optional {"force": boolean} of assign.

@@ -17,31 +17,29 @@ func decodeExportRequest(body []byte) (*gtc.ExportRequest, error) {
 		return req, nil
 	}
 	v, err := codec.ParseBody(body)
-	if err != nil || v.Kind() == codec.Null {
-		return req, err
+	if err != nil {
+		return nil, err
 	}
-	d, m := &codec.Decoder{}, map[string]codec.Value{}
-	if !d.Object(v, codec.Path{}, codec.Keys("format", "filters", "processors", "delivery"), m) {
-		return nil, d.Err()
+	d, m, filters, delivery := &codec.Decoder{}, map[string]codec.Value{}, map[string]codec.Value{}, map[string]codec.Value{}
+	if v.Kind() == codec.Null || !d.Object(v, codec.Path{}, codec.Keys("format", "filters", "processors", "delivery"), m) {
+		return codec.Result(d, req)
 	}
 	if s, ok := d.Str(m["format"], codec.At("format"), true); ok {
 		req.Format = &s
 	}
-	fp, filters := codec.At("filters"), map[string]codec.Value{}
+	fp, dp := codec.At("filters"), codec.At("delivery")
 	if m["filters"].Kind() != codec.Null && d.Object(m["filters"], fp, codec.Keys("datasetNames", "status"), filters) {
 		if names := d.Strings(filters["datasetNames"], fp.Key("datasetNames"), false, false); names != nil {
 			req.DatasetNames = &names
 		}
-		if sv, ok := filters["status"]; ok {
-			if s, ok := d.Str(sv, fp.Key("status"), false); ok {
-				req.Status = &s
-			}
+		_, set := filters["status"] // a status that is set must not be null
+		if s, ok := d.Str(filters["status"], fp.Key("status"), !set); ok {
+			req.Status = &s
 		}
 	}
 	if names := d.Strings(m["processors"], codec.At("processors"), false, false); names != nil {
 		req.Processors = &names
 	}
-	dp, delivery := codec.At("delivery"), map[string]codec.Value{}
 	if m["delivery"].Kind() != codec.Null && d.Object(m["delivery"], dp, codec.Keys("mode"), delivery) {
 		if s, ok := d.Str(delivery["mode"], dp.Key("mode"), true); ok {
 			if req.Mode = s; !slices.Contains([]string{gtc.DeliveryAttachment, gtc.DeliveryStream, gtc.DeliveryArtifact}, s) {
@@ -49,8 +47,5 @@ func decodeExportRequest(body []byte) (*gtc.ExportRequest, error) {
 			}
 		}
 	}
-	if err := d.Err(); err != nil {
-		return nil, err
-	}
-	return req, nil
+	return codec.Result(d, req)
 }

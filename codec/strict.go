@@ -74,6 +74,15 @@ func (d *Decoder) Err() error {
 	return gtc.ValidationErrorMore(d.errs, d.more)
 }
 
+// Result is v, or the 422 listing the problems when there are some.
+func Result[T any](d *Decoder, v T) (T, error) {
+	if err := d.Err(); err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
+}
+
 // Str reads a string; null gives ok=false, a problem unless nullable.
 func (d *Decoder) Str(v Value, p Path, nullable bool) (s string, ok bool) {
 	switch {
@@ -129,8 +138,10 @@ func (d *Decoder) Items(v Value, p Path, want Kind) Iter {
 		return v.Members()
 	case v.kind == want:
 		return v.Elems()
+	case v.kind != Null && want == Object:
+		d.Add(p, MsgExpObject)
 	case v.kind != Null:
-		d.Add(p, "expected "+want.String())
+		d.Add(p, MsgExpArray)
 	}
 	return Iter{}
 }
@@ -227,10 +238,7 @@ func DecodeImport(body []byte) ([]*gtc.ImportEntry, error) {
 			out = append(out, e)
 		}
 	}
-	if err := d.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return Result(d, out)
 }
 
 // DecodeItemObject checks one item object exactly as DecodeImport checks each element of an
