@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,14 +111,12 @@ func (v Value) Kind() Kind { return v.kind }
 // bytes is the value's text as written.
 func (v Value) bytes() []byte { return v.doc.data[v.start:v.end] }
 
-// Text is a string's value, or a number literal exactly as written.
+// Text is a string's value, or a number (or other value) exactly as written.
 func (v Value) Text() string {
 	if v.kind == String {
 		return unquote(v.bytes())
-	} else if v.kind == Number {
-		return string(v.bytes())
 	}
-	return ""
+	return string(v.bytes())
 }
 
 func (v Value) Bool() bool { return v.kind == Bool && v.bytes()[0] == 't' }
@@ -134,10 +131,7 @@ func unquoted(quoted []byte, scratch *[]byte) []byte {
 	return *scratch
 }
 
-func unquote(quoted []byte) string {
-	var b []byte
-	return string(unquoted(quoted, &b))
-}
+func unquote(quoted []byte) string { return string(unquoted(quoted, new([]byte))) }
 
 // Key is an object key of a read body, as written (quotes included).
 type Key []byte
@@ -145,10 +139,7 @@ type Key []byte
 func (k Key) String() string { return unquote(k) }
 
 // Is reports whether the key is s, without a copy when it has no escape.
-func (k Key) Is(s string) bool {
-	var b []byte
-	return string(unquoted(k, &b)) == s
-}
+func (k Key) Is(s string) bool { return string(unquoted(k, new([]byte))) == s }
 
 // KeySet is the keys an object may have. Looking a key up gives its name without a copy.
 type KeySet map[string]string
@@ -162,10 +153,9 @@ func Keys(names ...string) KeySet {
 }
 
 // Name returns the key's name when the set has it.
-func (ks KeySet) Name(k Key) (string, bool) {
-	var b []byte
-	n, ok := ks[string(unquoted(k, &b))]
-	return n, ok
+func (ks KeySet) Name(k Key) (name string, ok bool) {
+	name, ok = ks[string(unquoted(k, new([]byte)))]
+	return name, ok
 }
 
 // Iter walks the elements of an array (I, Val) or the members of an object (Key, Val):
@@ -184,7 +174,7 @@ type Iter struct {
 }
 
 // member is where one member of an object is: its quoted key and its value (or its end).
-type member struct{ key, keyEnd, value uint32 }
+type member struct{ key, keyEnd, value int }
 
 // Elems walks an array, or an object with its members as written.
 func (v Value) Elems() Iter {
@@ -202,7 +192,7 @@ func (v Value) Members() Iter {
 	ms := make([]member, 0, n)
 	for it.r.dec.PeekKind() != '}' {
 		k, val := it.r.value(v.doc), it.r.value(v.doc)
-		ms = append(ms, member{uint32(k.start), uint32(k.end), uint32(val.start)})
+		ms = append(ms, member{k.start, k.end, val.start})
 	}
 	v.doc.release(it.r)
 	return Iter{I: -1, doc: v.doc, ms: ms, take: plan(v.doc.data, ms)}
@@ -211,7 +201,7 @@ func (v Value) Members() Iter {
 func (it *Iter) Next() bool {
 	for it.I++; it.I < len(it.take); it.I++ {
 		if j := it.take[it.I]; j >= 0 {
-			it.Key, it.Val = Key(it.doc.data[it.ms[j].key:it.ms[j].keyEnd]), it.doc.valueAt(int(it.ms[j].value))
+			it.Key, it.Val = Key(it.doc.data[it.ms[j].key:it.ms[j].keyEnd]), it.doc.valueAt(it.ms[j].value)
 			return true
 		}
 	}
@@ -276,7 +266,6 @@ var hashBytes = func(b []byte) uint64 { return maphash.Bytes(keySeed, b) }
 
 var (
 	errTooDeep    = errors.New("exceeded max depth of " + strconv.Itoa(MaxJSONDepth))
-	errTooLong    = errors.New("input longer than 4 GiB")
 	errEndOfInput = errors.New("unexpected end of input") // what io.ErrUnexpectedEOF means in a body
 )
 
@@ -315,8 +304,6 @@ func (c *checker) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 		}
 		if err := c.UnmarshalJSONFrom(d); err != nil {
 			return err
-		} else if end := d.InputOffset(); end > math.MaxUint32 {
-			return &jsontext.SyntacticError{ByteOffset: end, Err: errTooLong}
 		}
 	}
 	hs := c.hashes[base:]
@@ -373,7 +360,7 @@ func (doc *jdoc) appendRaw(r *reader, out []byte, scratch *[]byte) []byte {
 			key, _ := r.dec.ReadValue()
 			start := len(out)
 			if out = appendScalar(out, key); n > 0 {
-				ms = append(ms, member{key: uint32(start), keyEnd: uint32(len(out))})
+				ms = append(ms, member{key: start, keyEnd: len(out)})
 			}
 			out = append(out, ':')
 		}
@@ -398,12 +385,12 @@ func dropRepeats(out []byte, body int, ms []member, scratch *[]byte) []byte {
 		}
 		end := len(written) // a member ends at the comma before the next one, the last one with the object
 		if int(j)+1 < len(ms) {
-			end = int(ms[j+1].key) - 1 - body
+			end = ms[j+1].key - 1 - body
 		}
 		if len(out) > body {
 			out = append(out, ',')
 		}
-		out = append(out, written[int(ms[j].key)-body:end]...)
+		out = append(out, written[ms[j].key-body:end]...)
 	}
 	return out
 }
@@ -468,23 +455,22 @@ func plainKey(k string) bool {
 }
 
 func (p *Path) append(b []byte) []byte {
-	name := p.name
 	if p.up != nil {
 		b = p.up.append(b)
 	}
+	name := p.name
 	switch {
 	case p.raw != nil:
 		name = unquote(p.raw)
 	case name == "" && p.up != nil:
-		return append(strconv.AppendInt(append(b, '['), int64(p.idx), 10), ']')
+		return fmt.Appendf(b, "[%d]", p.idx)
 	case name == "":
 		return b
 	}
 	if !plainKey(name) {
 		b, _ = jsontext.AppendQuote(append(b, '['), name)
 		return append(b, ']')
-	}
-	if len(b) > 0 {
+	} else if len(b) > 0 {
 		b = append(b, '.')
 	}
 	return append(b, name...)
