@@ -18,11 +18,8 @@ var patchKeys = codec.Keys("computedTags", "tags", "status", "comment", "scenari
 // assignment route's approve key. Only schema problems are reported here (422); the field
 // semantics are checked after the item is loaded.
 func decodeItemPatch(body []byte, allowApprove bool) (*gtc.ItemPatch, error) {
-	v, err := codec.ParseBody(body)
-	if err != nil {
-		return nil, err
-	}
-	d, pt := &codec.Decoder{}, &gtc.ItemPatch{}
+	d, v := codec.Parse(body)
+	pt := &gtc.ItemPatch{}
 	var root codec.Path
 	if v.Kind() == codec.Null {
 		d.Add(root, codec.MsgExpObject)
@@ -128,11 +125,8 @@ func historyPatch(d *codec.Decoder, v codec.Value, p codec.Path) (h gtc.HistoryP
 // It returns the value of each key the body has; err is the 422 of a body that is not JSON
 // or not an object.
 func parseObject(body []byte, keys ...string) (*codec.Decoder, map[string]codec.Value, error) {
-	v, err := codec.ParseBody(body)
-	if err != nil {
-		return nil, nil, err
-	}
-	d, m := &codec.Decoder{}, map[string]codec.Value{}
+	d, v := codec.Parse(body)
+	m := map[string]codec.Value{}
 	if !d.Object(v, codec.Path{}, codec.Keys(keys...), m) {
 		return nil, nil, d.Err()
 	}

@@ -16,11 +16,8 @@ func decodeExportRequest(body []byte) (*gtc.ExportRequest, error) {
 	if body == nil {
 		return req, nil
 	}
-	v, err := codec.ParseBody(body)
-	if err != nil {
-		return nil, err
-	}
-	d, m, filters, delivery := &codec.Decoder{}, map[string]codec.Value{}, map[string]codec.Value{}, map[string]codec.Value{}
+	d, v := codec.Parse(body)
+	m, filters, delivery := map[string]codec.Value{}, map[string]codec.Value{}, map[string]codec.Value{}
 	if v.Kind() == codec.Null || !d.Object(v, codec.Path{}, codec.Keys("format", "filters", "processors", "delivery"), m) {
 		return codec.Result(d, req)
 	}

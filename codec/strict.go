@@ -36,21 +36,31 @@ func ParseBody(body []byte) (Value, error) {
 	return v, nil
 }
 
+// Parse parses body for a new Decoder. A body that is not JSON reads as null, and its syntax
+// error (a 422 INVALID_JSON naming the body) is the decoder's only problem.
+func Parse(body []byte) (*Decoder, Value) {
+	v, err := ParseBody(body)
+	return &Decoder{fatal: err}, v
+}
+
 // Decoder collects the problems of a body in document order. It lists the first
 // gtc.MaxFieldErrors and only counts the others, so a body with millions of problems costs no
 // more than one with a hundred.
 type Decoder struct {
-	errs []gtc.FieldError
-	more int
+	errs  []gtc.FieldError
+	more  int
+	fatal error // the body is not JSON: its only problem
 	// scratch receives the items of an import once the body has a problem.
 	scratch     gtc.ImportEntry
 	scratchItem gtc.Item
 }
 
 func (d *Decoder) Add(p Path, msg string) {
-	if len(d.errs) >= gtc.MaxFieldErrors {
+	switch {
+	case d.fatal != nil:
+	case len(d.errs) >= gtc.MaxFieldErrors:
 		d.more++
-	} else {
+	default:
 		d.errs = append(d.errs, gtc.FieldError{Field: p.String(), Message: msg})
 	}
 }
@@ -64,12 +74,12 @@ func (d *Decoder) Problems() int { return len(d.errs) + d.more }
 // OK reports whether no problem was found yet. Once one was, the body is refused whatever
 // follows, so the decoders stop building what they would return and only look for the
 // other problems.
-func (d *Decoder) OK() bool { return d.Problems() == 0 }
+func (d *Decoder) OK() bool { return d.Problems() == 0 && d.fatal == nil }
 
 // Err is the 422 listing the problems, or nil.
 func (d *Decoder) Err() error {
-	if d.OK() {
-		return nil
+	if d.fatal != nil || d.OK() {
+		return d.fatal
 	}
 	return gtc.ValidationErrorMore(d.errs, d.more)
 }
@@ -224,11 +234,8 @@ func (d *Decoder) toolOverlap(et gtc.ExpectedTools, p Path) {
 // returns one entry per element. Any problem fails the whole request with a 422 listing every
 // problem. Tag format and tag rules are checked by the caller.
 func DecodeImport(body []byte) ([]*gtc.ImportEntry, error) {
-	v, err := ParseBody(body)
-	if err != nil {
-		return nil, err
-	}
-	d, out := &Decoder{}, []*gtc.ImportEntry{}
+	d, v := Parse(body)
+	out := []*gtc.ImportEntry{}
 	var root Path
 	if v.kind == Null {
 		d.Add(root, MsgExpArray)
@@ -246,13 +253,8 @@ func DecodeImport(body []byte) ([]*gtc.ImportEntry, error) {
 // validates stored documents with it, so a document is held to the same rules as the API
 // holds its input. Any problem is a 422 *gtc.Error listing every problem in Fields.
 func DecodeItemObject(doc []byte) (*gtc.ImportEntry, error) {
-	v, err := ParseBody(doc)
-	if err != nil {
-		return nil, err
-	}
-	d := &Decoder{}
-	e := d.importItem(v, Path{})
-	return e, d.Err()
+	d, v := Parse(doc)
+	return Result(d, d.importItem(v, Path{}))
 }
 
 var emptyObject = json.RawMessage(`{}`)
