@@ -99,11 +99,9 @@ func historyPatch(d *codec.Decoder, v codec.Value, p codec.Path) (h gtc.HistoryP
 			h.TurnID = d.StrPtr(m.Val, fp)
 		case "stepId":
 			h.StepID = d.StrPtr(m.Val, fp)
-		case "expectedBehavior":
-			eb, hasEB = m.Val, true
-		case "expected_behavior":
+		case "expectedBehavior", "expected_behavior":
 			if !hasEB {
-				eb = m.Val
+				eb, hasEB = m.Val, name == "expectedBehavior"
 			}
 		}
 	}

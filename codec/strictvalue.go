@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -53,7 +54,6 @@ type jdoc struct {
 	// keys hash alike), with their number of members. Only those need the slower walk that
 	// drops the repeats.
 	repeats map[int]int
-	free    []*reader // readers to reuse
 }
 
 // reader is a jsontext.Decoder over a part of a body, which it reads without a copy.
@@ -63,23 +63,23 @@ type reader struct {
 	base int // the offset in the body of what the Decoder reads
 }
 
-var readOptions = jsontext.AllowDuplicateNames(true)
+var (
+	readOptions = jsontext.AllowDuplicateNames(true)
+	readers     = sync.Pool{New: func() any { return new(reader) }}
+)
 
-// reader returns a Decoder over data[start:end].
+// reader returns a Decoder over data[start:end]; release gives it back.
 func (doc *jdoc) reader(start, end int) *reader {
-	if len(doc.free) == 0 {
-		doc.free = append(doc.free, new(reader))
-	}
-	r := doc.free[len(doc.free)-1]
-	doc.free = doc.free[:len(doc.free)-1]
+	r := readers.Get().(*reader)
 	r.buf, r.base = *bytes.NewBuffer(doc.data[start:end:end]), start
 	r.dec.Reset(&r.buf, readOptions)
 	return r
 }
 
-func (doc *jdoc) release(r *reader) {
+func release(r *reader) {
 	r.buf = bytes.Buffer{}
-	doc.free = append(doc.free, r)
+	r.dec.Reset(&r.buf, readOptions) // so that the pool holds no body
+	readers.Put(r)
 }
 
 // value reads the next value (or object key); it is checked already.
@@ -101,7 +101,7 @@ type Value struct {
 // valueAt is the value at offset start of the body.
 func (doc *jdoc) valueAt(start int) Value {
 	r := doc.reader(start, len(doc.data))
-	defer doc.release(r)
+	defer release(r)
 	return r.value(doc)
 }
 
@@ -167,8 +167,7 @@ type Iter struct {
 	Val Value
 	doc *jdoc
 	r   *reader // nil once the walk is over, or when it follows take
-	// An object whose keys may repeat is read from its members ms: for each member in
-	// order, take is the index of the member to take in its place, or -1.
+	// An object whose keys may repeat is read from its members ms: take is the plan.
 	ms   []member
 	take []int32
 }
@@ -194,21 +193,19 @@ func (v Value) Members() Iter {
 		k, val := it.r.value(v.doc), it.r.value(v.doc)
 		ms = append(ms, member{k.start, k.end, val.start})
 	}
-	v.doc.release(it.r)
+	release(it.r)
 	return Iter{I: -1, doc: v.doc, ms: ms, take: plan(v.doc.data, ms)}
 }
 
 func (it *Iter) Next() bool {
-	for it.I++; it.I < len(it.take); it.I++ {
-		if j := it.take[it.I]; j >= 0 {
-			it.Key, it.Val = Key(it.doc.data[it.ms[j].key:it.ms[j].keyEnd]), it.doc.valueAt(it.ms[j].value)
-			return true
-		}
-	}
-	if it.r == nil {
+	if it.I++; it.I < len(it.take) {
+		m := it.ms[it.take[it.I]]
+		it.Key, it.Val = Key(it.doc.data[m.key:m.keyEnd]), it.doc.valueAt(m.value)
+		return true
+	} else if it.r == nil {
 		return false
 	} else if k := it.r.dec.PeekKind(); k == ']' || k == '}' {
-		it.doc.release(it.r)
+		release(it.r)
 		it.r = nil
 		return false
 	}
@@ -220,9 +217,9 @@ func (it *Iter) Next() bool {
 }
 
 // plan says how the members ms of an object, their keys quoted in buf, are read when a
-// repeated key is kept once, at its first position, with its last value: for each member in
-// order, the index of the member to take in its place, or -1 when its key came before. It
-// costs two words per member whatever the keys.
+// repeated key is kept once, at its first position, with its last value: in the order of
+// the keys' first positions, the index of the member with each key's last value. It costs
+// two words per member whatever the keys.
 func plan(buf []byte, ms []member) []int32 {
 	var sa, sb []byte
 	compare := func(a, b int32) int {
@@ -233,8 +230,7 @@ func plan(buf []byte, ms []member) []int32 {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return cmp.Or(compare(a, b), cmp.Compare(a, b)) })
-	take := make([]int32, len(ms))
-	first := int32(0)
+	take, first := make([]int32, len(ms)), int32(0) // by member: the last one with its key, or -1
 	for g, i := range order {
 		if g > 0 && compare(order[g-1], i) == 0 {
 			take[i], take[first] = -1, i
@@ -242,7 +238,7 @@ func plan(buf []byte, ms []member) []int32 {
 			take[i], first = i, i
 		}
 	}
-	return take
+	return slices.DeleteFunc(take, func(j int32) bool { return j < 0 })
 }
 
 // Get returns the value of key in an object: its last value when it repeats.
@@ -334,7 +330,7 @@ func (v Value) Raw() []byte {
 		return []byte("null")
 	}
 	r := v.doc.reader(v.start, v.end)
-	defer v.doc.release(r)
+	defer release(r)
 	var scratch []byte
 	return v.doc.appendRaw(r, make([]byte, 0, v.end-v.start), &scratch)
 }
@@ -380,9 +376,6 @@ func dropRepeats(out []byte, body int, ms []member, scratch *[]byte) []byte {
 	written := append((*scratch)[:0], out[body:]...)
 	*scratch, out = written, out[:body]
 	for _, j := range take {
-		if j < 0 {
-			continue
-		}
 		end := len(written) // a member ends at the comma before the next one, the last one with the object
 		if int(j)+1 < len(ms) {
 			end = ms[j+1].key - 1 - body
