@@ -194,7 +194,7 @@ func (v Value) Members() Iter {
 		ms = append(ms, member{k.start, k.end, val.start})
 	}
 	release(it.r)
-	return Iter{I: -1, doc: v.doc, ms: ms, take: plan(v.doc.data, ms)}
+	return Iter{I: -1, doc: v.doc, ms: ms, take: plan(v.doc.data[:v.end], ms)}
 }
 
 func (it *Iter) Next() bool {
@@ -216,14 +216,19 @@ func (it *Iter) Next() bool {
 	return true
 }
 
-// plan says how the members ms of an object, their keys quoted in buf, are read when a
+// plan says how the members ms of an object, their keys quoted in obj, are read when a
 // repeated key is kept once, at its first position, with its last value: in the order of
 // the keys' first positions, the index of the member with each key's last value. It costs
 // two words per member whatever the keys.
-func plan(buf []byte, ms []member) []int32 {
+func plan(obj []byte, ms []member) []int32 {
 	var sa, sb []byte
+	esc := bytes.IndexByte(obj[ms[0].key:], '\\') >= 0 // else the keys compare as written
 	compare := func(a, b int32) int {
-		return bytes.Compare(unquoted(buf[ms[a].key:ms[a].keyEnd], &sa), unquoted(buf[ms[b].key:ms[b].keyEnd], &sb))
+		ka, kb := obj[ms[a].key:ms[a].keyEnd], obj[ms[b].key:ms[b].keyEnd]
+		if esc {
+			ka, kb = unquoted(ka, &sa), unquoted(kb, &sb)
+		}
+		return bytes.Compare(ka, kb)
 	}
 	order := make([]int32, len(ms))
 	for i := range order {
