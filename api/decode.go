@@ -21,10 +21,7 @@ func decodeItemPatch(body []byte, allowApprove bool) (*gtc.ItemPatch, error) {
 	d, v := codec.Parse(body)
 	pt := &gtc.ItemPatch{}
 	var root codec.Path
-	if v.Kind() == codec.Null {
-		d.Add(root, codec.MsgExpObject)
-	}
-	for m := d.Items(v, root, codec.Object); m.Next(); {
+	for m := d.Items(v, root, codec.Object, false); m.Next(); {
 		name, known := patchKeys.Name(m.Key)
 		if !known || name == "approve" && !allowApprove {
 			d.Unknown(root, m.Key)
@@ -60,7 +57,7 @@ func patchValue(d *codec.Decoder, name string, v codec.Value, p codec.Path, dst 
 		}
 	case "history":
 		h := []gtc.HistoryPatch{}
-		for el := d.Items(v, p, codec.Array); el.Next(); {
+		for el := d.Items(v, p, codec.Array, true); el.Next(); {
 			if hp := historyPatch(d, el.Val, p.Index(el.I)); d.OK() {
 				h = append(h, hp)
 			}

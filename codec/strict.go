@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,23 +25,23 @@ const (
 	MsgDateTime     = "must be an RFC 3339 date-time"
 )
 
-// ParseBody parses a request body as JSON. A syntax error is a 422 INVALID_JSON naming the
-// body.
-func ParseBody(body []byte) (Value, error) {
-	v, err := parseJSON(body)
-	if err != nil {
-		msg := syntaxMessage(err)
-		return Value{}, &gtc.Error{Code: gtc.CodeInvalidJSON, Message: "Request validation failed: body: " + msg,
-			Fields: []gtc.FieldError{{Field: "body", Message: msg}}}
-	}
-	return v, nil
-}
-
 // Parse parses body for a new Decoder. A body that is not JSON reads as null, and its syntax
 // error (a 422 INVALID_JSON naming the body) is the decoder's only problem.
 func Parse(body []byte) (*Decoder, Value) {
-	v, err := ParseBody(body)
-	return &Decoder{fatal: err}, v
+	v, err := parseJSON(body)
+	if err == nil {
+		return &Decoder{}, v
+	}
+	msg := syntaxMessage(err)
+	return &Decoder{fatal: &gtc.Error{Code: gtc.CodeInvalidJSON, Message: "Request validation failed: body: " + msg,
+		Fields: []gtc.FieldError{{Field: "body", Message: msg}}}}, Value{}
+}
+
+// ParseBody parses a request body as JSON. A syntax error is a 422 INVALID_JSON naming the
+// body.
+func ParseBody(body []byte) (Value, error) {
+	d, v := Parse(body)
+	return v, d.Err()
 }
 
 // Decoder collects the problems of a body in document order. It lists the first
@@ -127,30 +128,28 @@ func (d *Decoder) Integer(v Value, p Path) (int64, bool) {
 // Object checks that v is an object and reports its unknown keys; into, when not nil,
 // receives the value of each known key the object has.
 func (d *Decoder) Object(v Value, p Path, known KeySet, into map[string]Value) bool {
-	for it := d.Items(v, p, Object); it.Next(); {
+	for it := d.Items(v, p, Object, false); it.Next(); {
 		if name, ok := known.Name(it.Key); !ok {
 			d.Unknown(p, it.Key)
 		} else if into != nil {
 			into[name] = it.Val
 		}
 	}
-	if v.kind == Null {
-		d.Add(p, MsgExpObject)
-	}
 	return v.kind == Object
 }
 
 // Items walks the elements of v, an array, or the members of v, an object, as want says. A
-// value of another kind is reported, but null, which has none.
-func (d *Decoder) Items(v Value, p Path, want Kind) Iter {
+// value of another kind is reported; null too, unless orNull (then it has none).
+func (d *Decoder) Items(v Value, p Path, want Kind, orNull bool) Iter {
 	switch {
 	case v.kind == want && want == Object:
 		return v.Members()
 	case v.kind == want:
 		return v.Elems()
-	case v.kind != Null && want == Object:
+	case v.kind == Null && orNull:
+	case want == Object:
 		d.Add(p, MsgExpObject)
-	case v.kind != Null:
+	default:
 		d.Add(p, MsgExpArray)
 	}
 	return Iter{}
@@ -170,7 +169,7 @@ func (d *Decoder) Strings(v Value, p Path, skipNull, comma bool) (out []string) 
 	} else if v.kind == Array {
 		out = []string{}
 	}
-	for it := d.Items(v, p, Array); it.Next(); {
+	for it := d.Items(v, p, Array, true); it.Next(); {
 		if k := it.Val.kind; k == String && d.OK() {
 			out = append(out, it.Val.Text())
 		} else if k != String && !(k == Null && skipNull) {
@@ -186,7 +185,7 @@ func (d *Decoder) traceIDs(v Value, p Path) (out map[string]string) {
 	if v.kind == Object && d.OK() {
 		out = map[string]string{}
 	}
-	for it := d.Items(v, p, Object); it.Next(); {
+	for it := d.Items(v, p, Object, true); it.Next(); {
 		if s, ok := d.Str(it.Val, p.KeyAt(it.Key), false); ok && d.OK() {
 			out[it.Key.String()] = s
 		}
@@ -219,13 +218,8 @@ func (d *Decoder) toolOverlap(et gtc.ExpectedTools, p Path) {
 			lists[e.Name] |= 1 << li
 		}
 	}
-	var overlap []string
-	for n, in := range lists {
-		if in&(in-1) != 0 && n != "" {
-			overlap = append(overlap, n)
-		}
-	}
-	if slices.Sort(overlap); len(overlap) > 0 {
+	overlap := slices.DeleteFunc(slices.Sorted(maps.Keys(lists)), func(n string) bool { return n == "" || lists[n]&(lists[n]-1) == 0 })
+	if len(overlap) > 0 {
 		d.Add(p, "tools cannot appear in more than one category: "+strings.Join(overlap, ", "))
 	}
 }
@@ -237,10 +231,7 @@ func DecodeImport(body []byte) ([]*gtc.ImportEntry, error) {
 	d, v := Parse(body)
 	out := []*gtc.ImportEntry{}
 	var root Path
-	if v.kind == Null {
-		d.Add(root, MsgExpArray)
-	}
-	for it := d.Items(v, root, Array); it.Next(); {
+	for it := d.Items(v, root, Array, false); it.Next(); {
 		if e := d.importItem(it.Val, root.Index(it.I)); e != nil {
 			out = append(out, e)
 		}

@@ -64,10 +64,6 @@ func rule(t *table, key string, e *gtc.ImportEntry, fp unsafe.Pointer) string {
 		return "must be at most 32 characters"
 	case key == "assignedTo" && **(**string)(fp) == "":
 		*(**string)(fp) = nil
-	case key == "createdBy":
-		e.SentCreatedBy = true
-	case key == "createdAt":
-		e.SentCreatedAt = true
 	case key == "updatedAt":
 		e.SentUpdatedAt = true
 	}
@@ -235,7 +231,7 @@ func (d *Decoder) structs(f *field, v Value, p Path, fp unsafe.Pointer) {
 		out.Set(reflect.MakeMap(f.typ))
 	}
 	var el reflect.Value
-	for it := d.Items(v, p, want); it.Next(); {
+	for it := d.Items(v, p, want, true); it.Next(); {
 		if !el.IsValid() {
 			el = reflect.New(f.typ.Elem()).Elem()
 		}
@@ -277,6 +273,7 @@ func (d *Decoder) importItem(v Value, p Path) *gtc.ImportEntry {
 	if d.strictStruct(itemTable, e, v, p, unsafe.Pointer(e.Item), true); !d.OK() {
 		return nil
 	}
+	e.SentCreatedBy, e.SentCreatedAt = e.Item.CreatedBy != nil, e.Item.CreatedAt != nil
 	sort.Strings(e.IgnoredFields)
 	return e
 }

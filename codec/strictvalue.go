@@ -447,9 +447,7 @@ func (p Path) String() string {
 
 // plainKey reports whether a path writes key k after a dot; the others are written ["k"].
 func plainKey(k string) bool {
-	return k != "" && !strings.ContainsFunc(k, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
-	})
+	return k != "" && strings.Trim(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") == ""
 }
 
 func (p *Path) append(b []byte) []byte {
