@@ -65,7 +65,7 @@ func patchValue(d *codec.Decoder, name string, v codec.Value, p codec.Path, dst 
 		}
 		dst.Set(reflect.ValueOf(h))
 	case "manualTags":
-		dst.Set(reflect.ValueOf(d.Strings(v, p, true, false)))
+		dst.Set(reflect.ValueOf(append([]string{}, d.Strings(v, p, true, false)...)))
 	default:
 		d.ItemField(name, v, p, dst)
 	}

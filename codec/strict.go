@@ -369,7 +369,9 @@ func (d *Decoder) strictStruct(t *table, e *gtc.ImportEntry, v Value, p Path, sp
 			}
 		case t == itemTable && name == "manualTags":
 			// An import's manual tags are read as sent; the importer applies the tag rules.
-			e.RawManualTags = d.Strings(m.Val, fp, true, true)
+			if tags := d.Strings(m.Val, fp, true, true); len(tags) > 0 {
+				e.RawManualTags = tags
+			}
 		default:
 			seen |= 1 << ((uintptr(unsafe.Pointer(f)) - uintptr(unsafe.Pointer(&t.fields[0]))) / unsafe.Sizeof(*f))
 			before := d.Problems()
