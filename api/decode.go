@@ -117,18 +117,6 @@ func historyPatch(d *codec.Decoder, v codec.Value, p codec.Path) (h gtc.HistoryP
 	return h
 }
 
-// parseObject parses a small body: an object of the given keys, its unknown keys reported.
-// It returns the value of each key the body has; err is the 422 of a body that is not JSON
-// or not an object.
-func parseObject(body []byte, keys ...string) (*codec.Decoder, map[string]codec.Value, error) {
-	d, v := codec.Parse(body)
-	m := map[string]codec.Value{}
-	if !d.Object(v, codec.Path{}, codec.Keys(keys...), m) {
-		return nil, nil, d.Err()
-	}
-	return d, m, nil
-}
-
 // required reads the string key of a small body, which must be present and not null.
 func required(d *codec.Decoder, m map[string]codec.Value, key string) string {
 	v, ok := m[key]
@@ -142,10 +130,7 @@ func required(d *codec.Decoder, m map[string]codec.Value, key string) string {
 // decodeCurationUpdate checks {"instructions": string, "_etag"?: string, "etag"?: string}.
 // The token is _etag, else etag, when not blank.
 func decodeCurationUpdate(body []byte) (*gtc.CurationUpdate, error) {
-	d, m, err := parseObject(body, "instructions", "_etag", "etag")
-	if err != nil {
-		return nil, err
-	}
+	d, m := codec.ParseFields(body, "instructions", "_etag", "etag")
 	u := &gtc.CurationUpdate{Instructions: required(d, m, "instructions")}
 	for _, key := range []string{"_etag", "etag"} {
 		if s, _ := d.Str(m[key], codec.At(key), true); u.Token == "" && strings.TrimSpace(s) != "" {
@@ -157,10 +142,7 @@ func decodeCurationUpdate(body []byte) (*gtc.CurationUpdate, error) {
 
 // decodeTagList checks {"tags": [string, …]} (POST and DELETE /v1/tags).
 func decodeTagList(body []byte) ([]string, error) {
-	d, m, err := parseObject(body, "tags")
-	if err != nil {
-		return nil, err
-	}
+	d, m := codec.ParseFields(body, "tags")
 	if tv, ok := m["tags"]; !ok || tv.Kind() == codec.Null {
 		required(d, m, "tags")
 		return nil, d.Err()
@@ -171,10 +153,7 @@ func decodeTagList(body []byte) ([]string, error) {
 // decodeTagDefinition checks {"tag_key": string, "description": string}; lengths are checked
 // by the vocabulary.
 func decodeTagDefinition(body []byte) (*gtc.TagDefinitionRequest, error) {
-	d, m, err := parseObject(body, "tag_key", "description")
-	if err != nil {
-		return nil, err
-	}
+	d, m := codec.ParseFields(body, "tag_key", "description")
 	return codec.Result(d, &gtc.TagDefinitionRequest{TagKey: required(d, m, "tag_key"), Description: required(d, m, "description")})
 }
 
@@ -186,10 +165,8 @@ func decodeSelfServe(body []byte) (*int, error) {
 	if body == nil {
 		return nil, nil
 	}
-	d, m, err := parseObject(body, "limit")
-	if err != nil {
-		return nil, err
-	} else if m["limit"].Kind() == codec.Null {
+	d, m := codec.ParseFields(body, "limit")
+	if m["limit"].Kind() == codec.Null {
 		return codec.Result[*int](d, nil)
 	}
 	n, ok := d.Integer(m["limit"], codec.At("limit"))
@@ -206,10 +183,7 @@ func decodeAssign(body []byte) (bool, error) {
 	if body == nil {
 		return false, nil
 	}
-	d, m, err := parseObject(body, "force")
-	if err != nil {
-		return false, err
-	}
+	d, m := codec.ParseFields(body, "force")
 	if k := m["force"].Kind(); k != codec.Null && k != codec.Bool {
 		d.Add(codec.At("force"), codec.MsgExpBoolean)
 	}

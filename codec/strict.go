@@ -55,7 +55,7 @@ func ParseBody(body []byte) (Value, error) {
 type Decoder struct {
 	errs  []gtc.FieldError
 	more  int
-	fatal error // the body is not JSON: its only problem
+	fatal error // the body is not JSON, or not the object ParseFields wants: its only problem
 	// scratch receives the items of an import once the body has a problem.
 	scratch     gtc.ImportEntry
 	scratchItem gtc.Item
@@ -141,6 +141,18 @@ func (d *Decoder) Object(v Value, p Path, known KeySet, into map[string]Value) b
 		}
 	}
 	return v.kind == Object
+}
+
+// ParseFields parses body, an object of the given keys, for a new Decoder: it returns the
+// value of each key the body has, and reports the other keys. A body that is not JSON or not
+// an object is the decoder's only problem.
+func ParseFields(body []byte, keys ...string) (*Decoder, map[string]Value) {
+	d, v := Parse(body)
+	m := map[string]Value{}
+	if !d.Object(v, Path{}, Keys(keys...), m) {
+		d.fatal = d.Err()
+	}
+	return d, m
 }
 
 // Items walks the elements of v, an array, or the members of v, an object, as want says. A

@@ -294,7 +294,8 @@ func (c *checker) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 	}
 	start, base := int(d.InputOffset())-1, len(c.hashes)
 	for d.PeekKind() != '}' && d.PeekKind() != ']' {
-		if k == '{' {
+		// A key, unless a bracket stands in its place: reading that token gives the error.
+		if pk := d.PeekKind(); k == '{' && pk != '{' && pk != '[' {
 			key, err := d.ReadValue()
 			if err != nil {
 				return err
