@@ -521,7 +521,10 @@ func (d *Decoder) structs(f *field, v Value, p Path, fp unsafe.Pointer) {
 // scratch space, only to find the other problems, and nil is returned.
 func (d *Decoder) importItem(v Value, p Path) *gtc.ImportEntry {
 	e := &d.scratch
-	if d.OK() && v.kind == Object {
+	if v.kind != Object {
+		d.Add(p, MsgExpObject)
+		return nil
+	} else if d.OK() {
 		e = &gtc.ImportEntry{Item: gtc.NewItem("", "")}
 	} else {
 		d.scratch, d.scratchItem = gtc.ImportEntry{Item: &d.scratchItem}, gtc.Item{}

@@ -279,8 +279,10 @@ type checker struct {
 }
 
 // UnmarshalJSONFrom reads exactly one value, so json.Unmarshal checks what follows it.
-func (c *checker) UnmarshalJSONFrom(d *jsontext.Decoder) error {
-	k := d.PeekKind()
+func (c *checker) UnmarshalJSONFrom(d *jsontext.Decoder) error { return c.value(d, d.PeekKind()) }
+
+// value checks the value d reads next, of kind k.
+func (c *checker) value(d *jsontext.Decoder, k jsontext.Kind) error {
 	if k == '}' || k == ']' { // where a value is missing
 		_, err := d.ReadToken()
 		return err
@@ -293,18 +295,18 @@ func (c *checker) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 		return &jsontext.SyntacticError{ByteOffset: d.InputOffset() - 1, JSONPointer: d.StackPointer(), Err: errTooDeep}
 	}
 	start, base := int(d.InputOffset())-1, len(c.hashes)
-	for d.PeekKind() != '}' && d.PeekKind() != ']' {
+	for pk := d.PeekKind(); pk != '}' && pk != ']'; pk = d.PeekKind() {
 		// A key, unless a bracket stands in its place: reading that token gives the error.
-		if pk := d.PeekKind(); k == '{' && pk != '{' && pk != '[' {
+		if k == '{' && pk != '{' && pk != '[' {
 			key, err := d.ReadValue()
 			if err != nil {
 				return err
 			} else if len(c.hashes) == cap(c.hashes) { // double, not the 1.25 of append: a long list costs twice its size
 				c.hashes = append(make([]uint64, 0, max(64, 2*cap(c.hashes))), c.hashes...)
 			}
-			c.hashes = append(c.hashes, hashBytes(unquoted(key, &c.scratch)))
+			c.hashes, pk = append(c.hashes, hashBytes(unquoted(key, &c.scratch))), d.PeekKind()
 		}
-		if err := c.UnmarshalJSONFrom(d); err != nil {
+		if err := c.value(d, pk); err != nil {
 			return err
 		}
 	}
@@ -338,14 +340,13 @@ func (v Value) Raw() []byte {
 	r := v.doc.reader(v.start, v.end)
 	defer release(r)
 	var scratch []byte
-	return v.doc.appendRaw(r, make([]byte, 0, v.end-v.start), &scratch)
+	return v.doc.appendRaw(r, r.dec.PeekKind(), make([]byte, 0, v.end-v.start), &scratch)
 }
 
-// appendRaw appends the compact form of the value r reads next to out, reading it once. The
-// members of an object whose keys may repeat are noted as they are written, and rewritten in
-// place when the object closes; scratch is room for that.
-func (doc *jdoc) appendRaw(r *reader, out []byte, scratch *[]byte) []byte {
-	k := r.dec.PeekKind()
+// appendRaw appends the compact form of the value r reads next, of kind k, to out, reading it
+// once. The members of an object whose keys may repeat are noted as they are written, and
+// rewritten in place when the object closes; scratch is room for that.
+func (doc *jdoc) appendRaw(r *reader, k jsontext.Kind, out []byte, scratch *[]byte) []byte {
 	if k != '{' && k != '[' {
 		v, _ := r.dec.ReadValue()
 		return appendScalar(out, v)
@@ -354,7 +355,7 @@ func (doc *jdoc) appendRaw(r *reader, out []byte, scratch *[]byte) []byte {
 	n := doc.repeats[r.base+int(r.dec.InputOffset())-1]
 	out = append(out, byte(k))
 	body, ms := len(out), make([]member, 0, n)
-	for r.dec.PeekKind() != k+2 { // the closing bracket
+	for pk := r.dec.PeekKind(); pk != k+2; pk = r.dec.PeekKind() { // up to the closing bracket
 		if len(out) > body {
 			out = append(out, ',')
 		}
@@ -364,9 +365,9 @@ func (doc *jdoc) appendRaw(r *reader, out []byte, scratch *[]byte) []byte {
 			if out = appendScalar(out, key); n > 0 {
 				ms = append(ms, member{key: start, keyEnd: len(out)})
 			}
-			out = append(out, ':')
+			out, pk = append(out, ':'), r.dec.PeekKind()
 		}
-		out = doc.appendRaw(r, out, scratch)
+		out = doc.appendRaw(r, pk, out, scratch)
 	}
 	_, _ = r.dec.ReadToken()
 	if n > 0 {
