@@ -1,16 +1,15 @@
 package api
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/codec"
 )
-
-var historyPatchKeys = codec.Keys("role", "msg", "content", "turnId", "stepId", "expectedBehavior", "expected_behavior")
 
 var patchKeys = codec.Keys("computedTags", "tags", "status", "comment", "scenarioId", "etag", "approve", "history",
 	"contextEntries", "toolCalls", "expectedTools", "feedback", "metadata", "tracePayload", "plugins", "traceIds",
@@ -20,166 +19,97 @@ var patchKeys = codec.Keys("computedTags", "tags", "status", "comment", "scenari
 // assignment route's approve key. Only schema problems are reported here (422); the field
 // semantics are checked after the item is loaded.
 func decodeItemPatch(body []byte, allowApprove bool) (*gtc.ItemPatch, error) {
-	v, err := codec.ParseBody(body)
-	if err != nil {
-		return nil, err
-	}
-	d := &codec.Decoder{}
-	var root codec.Path
-	if v.Kind() != codec.Object {
-		d.Add(root, codec.MsgExpObject)
-		return nil, d.Err()
-	}
+	d, v := codec.Parse(body)
 	pt := &gtc.ItemPatch{}
-	for m := v.Members(); m.Next(); {
+	var root codec.Path
+	for m := d.Items(v, root, codec.Object, false); m.Next(); {
 		name, known := patchKeys.Name(m.Key)
-		if !known {
+		if !known || name == "approve" && !allowApprove {
 			d.Unknown(root, m.Key)
 			continue
-		}
-		if d.OK() {
+		} else if d.OK() {
 			pt.Keys = append(pt.Keys, name)
 		}
-		fp := root.Key(name)
-		val := m.Val
-		null := val.Kind() == codec.Null
 		switch name {
 		case "computedTags":
 			pt.HasComputedTags = true
 		case "tags":
 			pt.HasTags = true
-		case "status":
-			pt.Status = gtc.Opt[string]{Set: true, Null: null}
-			if !null {
-				pt.Status.V, _ = d.Str(val, fp, true)
-			}
-		case "comment":
-			pt.Comment = gtc.Opt[string]{Set: true, Null: null}
-			pt.Comment.V, _ = d.Str(val, fp, true)
-		case "scenarioId":
-			pt.ScenarioID = gtc.Opt[string]{Set: true, Null: null}
-			pt.ScenarioID.V, _ = d.Str(val, fp, true)
-		case "etag":
-			pt.ETag = gtc.Opt[string]{Set: true, Null: null}
-			pt.ETag.V, _ = d.Str(val, fp, true)
-		case "approve":
-			if !allowApprove {
-				d.Add(fp, codec.MsgUnknownField)
-				continue
-			}
-			pt.Approve = gtc.Opt[bool]{Set: true, Null: null}
-			switch val.Kind() {
-			case codec.Null:
-			case codec.Bool:
-				pt.Approve.V = val.Bool()
-			default:
-				d.Add(fp, codec.MsgExpBoolean)
-			}
-		case "history":
-			pt.History = gtc.Opt[[]gtc.HistoryPatch]{Set: true, Null: null, V: []gtc.HistoryPatch{}}
-			switch val.Kind() {
-			case codec.Null:
-			case codec.Array:
-				for el := val.Elems(); el.Next(); {
-					if h := historyPatch(d, el.Val, fp.Index(el.I)); d.OK() {
-						pt.History.V = append(pt.History.V, h)
-					}
-				}
-			default:
-				d.Add(fp, codec.MsgExpArray)
-			}
-		case "contextEntries":
-			pt.ContextEntries = gtc.Opt[[]gtc.ContextEntry]{Set: true, Null: null, V: d.ContextEntries(val, fp)}
-		case "toolCalls":
-			pt.ToolCalls = gtc.Opt[[]gtc.ToolCall]{Set: true, Null: null, V: d.ToolCalls(val, fp)}
-		case "expectedTools":
-			pt.ExpectedTools = gtc.Opt[gtc.ExpectedTools]{Set: true, Null: null, V: d.ExpectedTools(val, fp)}
-		case "feedback":
-			pt.Feedback = gtc.Opt[[]gtc.FeedbackEntry]{Set: true, Null: null, V: d.Feedback(val, fp)}
-		case "metadata":
-			r, _ := d.RawObject(val, fp)
-			pt.Metadata = gtc.Opt[json.RawMessage]{Set: true, Null: null, V: r}
-		case "tracePayload":
-			r, _ := d.RawObject(val, fp)
-			pt.TracePayload = gtc.Opt[json.RawMessage]{Set: true, Null: null, V: r}
-		case "plugins":
-			pt.Plugins = gtc.Opt[map[string]gtc.PluginPayload]{Set: true, Null: null, V: d.Plugins(val, fp)}
-		case "traceIds":
-			pt.TraceIDs = gtc.Opt[map[string]string]{Set: true, Null: null, V: d.TraceIDs(val, fp)}
-		case "manualTags":
-			pt.ManualTags = gtc.Opt[[]string]{Set: true, Null: null, V: []string{}}
-			switch val.Kind() {
-			case codec.Null:
-			case codec.Array:
-				for el := val.Elems(); el.Next(); {
-					switch el.Val.Kind() {
-					case codec.Null:
-					case codec.String:
-						if d.OK() {
-							pt.ManualTags.V = append(pt.ManualTags.V, el.Val.Text())
-						}
-					default:
-						d.Add(fp.Index(el.I), codec.MsgExpString)
-					}
-				}
-			default:
-				d.Add(fp, codec.MsgExpArray)
-			}
+		default: // the Opt field of the patch named like the key
+			o := reflect.ValueOf(pt).Elem().FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, name) })
+			o.FieldByName("Set").SetBool(true)
+			o.FieldByName("Null").SetBool(m.Val.Kind() == codec.Null)
+			patchValue(d, name, m.Val, root.Key(name), o.FieldByName("V"))
 		}
 	}
-	if err := d.Err(); err != nil {
-		return nil, err
-	}
-	return pt, nil
+	return codec.Result(d, pt)
 }
 
-func historyPatch(d *codec.Decoder, v codec.Value, p codec.Path) gtc.HistoryPatch {
-	var h gtc.HistoryPatch
-	if !d.Object(v, p, historyPatchKeys) {
+// patchValue reads the value of key name of a PUT body into dst. The item's own fields are
+// read as an import reads them.
+func patchValue(d *codec.Decoder, name string, v codec.Value, p codec.Path, dst reflect.Value) {
+	switch name {
+	case "status", "etag":
+		s, _ := d.Str(v, p, true)
+		dst.SetString(s)
+	case "approve":
+		if dst.SetBool(v.Bool()); v.Kind() != codec.Bool && v.Kind() != codec.Null {
+			d.Add(p, codec.MsgExpBoolean)
+		}
+	case "history":
+		h := []gtc.HistoryPatch{}
+		for el := d.Items(v, p, codec.Array, true); el.Next(); {
+			if hp := historyPatch(d, el.Val, p.Index(el.I)); d.OK() {
+				h = append(h, hp)
+			}
+		}
+		dst.Set(reflect.ValueOf(h))
+	case "manualTags":
+		dst.Set(reflect.ValueOf(append([]string{}, d.Strings(v, p, true, false)...)))
+	default:
+		d.ItemField(name, v, p, dst)
+	}
+}
+
+var historyPatchKeys = codec.Keys("role", "msg", "content", "turnId", "stepId", "expectedBehavior", "expected_behavior")
+
+// historyPatch reads one history entry of a PUT body: msg, or content when msg is absent or
+// null; expectedBehavior, or its alias expected_behavior when it is absent. The entry's rules
+// are checked with the item, so an expected behavior that is not a list of strings is only
+// noted.
+func historyPatch(d *codec.Decoder, v codec.Value, p codec.Path) (h gtc.HistoryPatch) {
+	var content *string
+	var eb codec.Value
+	hasEB := false
+	if !d.Object(v, p, historyPatchKeys, nil) {
 		return h
 	}
-	var msg, content *string
-	var eb, ebAlias codec.Value
-	var hasEB, hasEBAlias bool
 	for m := v.Members(); m.Next(); {
 		name, _ := historyPatchKeys.Name(m.Key)
-		fp := p.Key(name)
-		switch name {
+		switch fp := p.Key(name); name {
 		case "role":
-			if s, ok := d.Str(m.Val, fp, true); ok {
-				h.Role = s
-			}
+			h.Role, _ = d.Str(m.Val, fp, true)
 		case "msg":
-			msg, _ = d.StrPtr(m.Val, fp)
+			h.Msg = d.StrPtr(m.Val, fp)
 		case "content":
-			content, _ = d.StrPtr(m.Val, fp)
+			content = d.StrPtr(m.Val, fp)
 		case "turnId":
-			h.TurnID, _ = d.StrPtr(m.Val, fp)
+			h.TurnID = d.StrPtr(m.Val, fp)
 		case "stepId":
-			h.StepID, _ = d.StrPtr(m.Val, fp)
-		case "expectedBehavior":
-			eb, hasEB = m.Val, true
-		case "expected_behavior":
-			ebAlias, hasEBAlias = m.Val, true
+			h.StepID = d.StrPtr(m.Val, fp)
+		case "expectedBehavior", "expected_behavior":
+			if !hasEB {
+				eb, hasEB = m.Val, name == "expectedBehavior"
+			}
 		}
 	}
-	h.Msg = msg
 	if h.Msg == nil {
 		h.Msg = content
 	}
-	if !hasEB {
-		eb, hasEB = ebAlias, hasEBAlias
-	}
-	if hasEB && eb.Kind() != codec.Null {
-		h.ExpectedBehaviorSet = true
-		if eb.Kind() == codec.Array {
-			h.ExpectedBehaviorOK = true
-			h.ExpectedBehavior = []string{}
-			for el := eb.Elems(); el.Next(); {
-				if el.Val.Kind() != codec.String {
-					h.ExpectedBehaviorOK = false
-					break
-				}
+	if h.ExpectedBehaviorSet = eb.Kind() != codec.Null; eb.Kind() == codec.Array {
+		h.ExpectedBehavior, h.ExpectedBehaviorOK = []string{}, true
+		for el := eb.Elems(); h.ExpectedBehaviorOK && el.Next(); {
+			if h.ExpectedBehaviorOK = el.Val.Kind() == codec.String; h.ExpectedBehaviorOK {
 				h.ExpectedBehavior = append(h.ExpectedBehavior, el.Val.Text())
 			}
 		}
@@ -187,103 +117,45 @@ func historyPatch(d *codec.Decoder, v codec.Value, p codec.Path) gtc.HistoryPatc
 	return h
 }
 
-// --- curation instructions -----------------------------------------------------------------
-
-// decodeCurationUpdate checks {"instructions": string, "_etag"?: string, "etag"?: string}.
-func decodeCurationUpdate(body []byte) (*gtc.CurationUpdate, error) {
-	v, err := codec.ParseBody(body)
-	if err != nil {
-		return nil, err
-	}
-	d := &codec.Decoder{}
-	if !d.Object(v, codec.Path{}, codec.Keys("instructions", "_etag", "etag")) {
-		return nil, d.Err()
-	}
-	u := &gtc.CurationUpdate{}
-	iv, ok := v.Get("instructions")
+// required reads the string key of a small body, which must be present and not null.
+func required(d *codec.Decoder, m map[string]codec.Value, key string) string {
+	v, ok := m[key]
 	if !ok {
-		d.Add(codec.At("instructions"), codec.MsgRequired)
-	} else if s, ok := d.Str(iv, codec.At("instructions"), false); ok {
-		u.Instructions = s
+		d.Add(codec.At(key), codec.MsgRequired)
 	}
-	var tok1, tok2 string
-	if t, ok := v.Get("_etag"); ok {
-		tok1, _ = d.Str(t, codec.At("_etag"), true)
-	}
-	if t, ok := v.Get("etag"); ok {
-		tok2, _ = d.Str(t, codec.At("etag"), true)
-	}
-	if err := d.Err(); err != nil {
-		return nil, err
-	}
-	if strings.TrimSpace(tok1) != "" {
-		u.Token = tok1
-	} else if strings.TrimSpace(tok2) != "" {
-		u.Token = tok2
-	}
-	return u, nil
+	s, _ := d.Str(v, codec.At(key), !ok)
+	return s
 }
 
-// --- tag vocabulary bodies -----------------------------------------------------------------
+// decodeCurationUpdate checks {"instructions": string, "_etag"?: string, "etag"?: string}.
+// The token is _etag, else etag, when not blank.
+func decodeCurationUpdate(body []byte) (*gtc.CurationUpdate, error) {
+	d, m := codec.ParseFields(body, "instructions", "_etag", "etag")
+	u := &gtc.CurationUpdate{Instructions: required(d, m, "instructions")}
+	for _, key := range []string{"_etag", "etag"} {
+		if s, _ := d.Str(m[key], codec.At(key), true); u.Token == "" && strings.TrimSpace(s) != "" {
+			u.Token = s
+		}
+	}
+	return codec.Result(d, u)
+}
 
 // decodeTagList checks {"tags": [string, …]} (POST and DELETE /v1/tags).
 func decodeTagList(body []byte) ([]string, error) {
-	v, err := codec.ParseBody(body)
-	if err != nil {
-		return nil, err
-	}
-	d := &codec.Decoder{}
-	if !d.Object(v, codec.Path{}, codec.Keys("tags")) {
+	d, m := codec.ParseFields(body, "tags")
+	if tv, ok := m["tags"]; !ok || tv.Kind() == codec.Null {
+		required(d, m, "tags")
 		return nil, d.Err()
 	}
-	tv, ok := v.Get("tags")
-	if !ok {
-		d.Add(codec.At("tags"), codec.MsgRequired)
-		return nil, d.Err()
-	}
-	if tv.Kind() == codec.Null {
-		d.Add(codec.At("tags"), codec.MsgNotNull)
-		return nil, d.Err()
-	}
-	tags, _ := d.StringList(tv, codec.At("tags"))
-	if err := d.Err(); err != nil {
-		return nil, err
-	}
-	return tags, nil
+	return codec.Result(d, d.Strings(m["tags"], codec.At("tags"), false, false))
 }
 
 // decodeTagDefinition checks {"tag_key": string, "description": string}; lengths are checked
 // by the vocabulary.
 func decodeTagDefinition(body []byte) (*gtc.TagDefinitionRequest, error) {
-	v, err := codec.ParseBody(body)
-	if err != nil {
-		return nil, err
-	}
-	d := &codec.Decoder{}
-	if !d.Object(v, codec.Path{}, codec.Keys("tag_key", "description")) {
-		return nil, d.Err()
-	}
-	r := &gtc.TagDefinitionRequest{}
-	for _, k := range []string{"tag_key", "description"} {
-		fv, ok := v.Get(k)
-		if !ok {
-			d.Add(codec.At(k), codec.MsgRequired)
-			continue
-		}
-		s, _ := d.Str(fv, codec.At(k), false)
-		if k == "tag_key" {
-			r.TagKey = s
-		} else {
-			r.Description = s
-		}
-	}
-	if err := d.Err(); err != nil {
-		return nil, err
-	}
-	return r, nil
+	d, m := codec.ParseFields(body, "tag_key", "description")
+	return codec.Result(d, &gtc.TagDefinitionRequest{TagKey: required(d, m, "tag_key"), Description: required(d, m, "description")})
 }
-
-// --- assignment bodies ---------------------------------------------------------------------
 
 // decodeSelfServe checks the optional {"limit": integer} of self-serve; nil body or a
 // missing or null limit gives nil (the default applies). A limit below 1 asks for nothing
@@ -293,30 +165,17 @@ func decodeSelfServe(body []byte) (*int, error) {
 	if body == nil {
 		return nil, nil
 	}
-	v, err := codec.ParseBody(body)
-	if err != nil {
-		return nil, err
+	d, m := codec.ParseFields(body, "limit")
+	if m["limit"].Kind() == codec.Null {
+		return codec.Result[*int](d, nil)
 	}
-	d := &codec.Decoder{}
-	if !d.Object(v, codec.Path{}, codec.Keys("limit")) {
-		return nil, d.Err()
-	}
-	lv, ok := v.Get("limit")
-	if !ok || lv.Kind() == codec.Null {
-		return nil, d.Err()
-	}
-	n, ok := d.Integer(lv, codec.At("limit"))
-	switch {
-	case ok && n < 1:
+	n, ok := d.Integer(m["limit"], codec.At("limit"))
+	if ok && n < 1 {
 		d.Add(codec.At("limit"), "must be at least 1")
-	case ok && n > math.MaxInt32:
+	} else if ok && n > math.MaxInt32 {
 		d.Add(codec.At("limit"), fmt.Sprintf("must be at most %d", math.MaxInt32))
 	}
-	if err := d.Err(); err != nil {
-		return nil, err
-	}
-	limit := int(n)
-	return &limit, nil
+	return codec.Result(d, new(int(n)))
 }
 
 // decodeAssign checks the optional {"force": boolean} of assign.
@@ -324,21 +183,49 @@ func decodeAssign(body []byte) (bool, error) {
 	if body == nil {
 		return false, nil
 	}
-	v, err := codec.ParseBody(body)
-	if err != nil {
-		return false, err
+	d, m := codec.ParseFields(body, "force")
+	if k := m["force"].Kind(); k != codec.Null && k != codec.Bool {
+		d.Add(codec.At("force"), codec.MsgExpBoolean)
 	}
-	d := &codec.Decoder{}
-	if !d.Object(v, codec.Path{}, codec.Keys("force")) {
-		return false, d.Err()
+	return m["force"].Bool(), d.Err()
+}
+
+// decodeExportRequest checks the schema of an export request: exact-case keys, no unknown
+// key at any level, the JSON types of every value, a non-null status and a known delivery
+// mode. Every problem is reported in one 422. An empty body, {} and null mean every default;
+// a null member is an absent one, except the status.
+func decodeExportRequest(body []byte) (*gtc.ExportRequest, error) {
+	req := &gtc.ExportRequest{Mode: gtc.DeliveryAttachment}
+	if body == nil {
+		return req, nil
 	}
-	force := false
-	if fv, ok := v.Get("force"); ok && fv.Kind() != codec.Null {
-		if fv.Kind() != codec.Bool {
-			d.Add(codec.At("force"), codec.MsgExpBoolean)
-		} else {
-			force = fv.Bool()
+	d, v := codec.Parse(body)
+	m, filters, delivery := map[string]codec.Value{}, map[string]codec.Value{}, map[string]codec.Value{}
+	if v.Kind() == codec.Null || !d.Object(v, codec.Path{}, codec.Keys("format", "filters", "processors", "delivery"), m) {
+		return codec.Result(d, req)
+	}
+	if s, ok := d.Str(m["format"], codec.At("format"), true); ok {
+		req.Format = &s
+	}
+	fp, dp := codec.At("filters"), codec.At("delivery")
+	if m["filters"].Kind() != codec.Null && d.Object(m["filters"], fp, codec.Keys("datasetNames", "status"), filters) {
+		if names := d.Strings(filters["datasetNames"], fp.Key("datasetNames"), false, false); names != nil {
+			req.DatasetNames = &names
+		}
+		_, set := filters["status"] // a status that is set must not be null
+		if s, ok := d.Str(filters["status"], fp.Key("status"), !set); ok {
+			req.Status = &s
 		}
 	}
-	return force, d.Err()
+	if names := d.Strings(m["processors"], codec.At("processors"), false, false); names != nil {
+		req.Processors = &names
+	}
+	if m["delivery"].Kind() != codec.Null && d.Object(m["delivery"], dp, codec.Keys("mode"), delivery) {
+		if s, ok := d.Str(delivery["mode"], dp.Key("mode"), true); ok {
+			if req.Mode = s; !slices.Contains([]string{gtc.DeliveryAttachment, gtc.DeliveryStream, gtc.DeliveryArtifact}, s) {
+				d.Add(dp.Key("mode"), "must be one of: attachment, stream, artifact")
+			}
+		}
+	}
+	return codec.Result(d, req)
 }
