@@ -15,6 +15,21 @@ var patchKeys = codec.Keys("computedTags", "tags", "status", "comment", "scenari
 	"contextEntries", "toolCalls", "expectedTools", "feedback", "metadata", "tracePayload", "plugins", "traceIds",
 	"manualTags")
 
+// patchFields are the gtc.ItemPatch fields by the body key they are named after (the field
+// name, case aside).
+var patchFields = func() map[string]int {
+	t := reflect.TypeFor[gtc.ItemPatch]()
+	out := map[string]int{}
+	for name := range patchKeys {
+		if f, ok := t.FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, name) }); ok {
+			out[name] = f.Index[0]
+		} else if name != "computedTags" && name != "tags" {
+			panic("api: gtc.ItemPatch has no field for the PUT key " + name)
+		}
+	}
+	return out
+}()
+
 // decodeItemPatch checks a PUT body against the update schema. allowApprove accepts the
 // assignment route's approve key. Only schema problems are reported here (422); the field
 // semantics are checked after the item is loaded.
@@ -36,7 +51,7 @@ func decodeItemPatch(body []byte, allowApprove bool) (*gtc.ItemPatch, error) {
 		case "tags":
 			pt.HasTags = true
 		default: // the Opt field of the patch named like the key
-			o := reflect.ValueOf(pt).Elem().FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, name) })
+			o := reflect.ValueOf(pt).Elem().Field(patchFields[name])
 			o.FieldByName("Set").SetBool(true)
 			o.FieldByName("Null").SetBool(m.Val.Kind() == codec.Null)
 			patchValue(d, name, m.Val, root.Key(name), o.FieldByName("V"))
