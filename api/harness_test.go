@@ -1,3 +1,10 @@
+// The fuzz builds (scripts/fuzz.sh, -tags fuzzing) leave out the external tests (package
+// api_test): they run the server on the SQLite and Cosmos DB stores through this harness, and a
+// fuzz build instruments every package of the test binary. The fuzz targets are internal tests
+// of the request parsers and need neither.
+
+//go:build !fuzzing
+
 package api_test
 
 import (

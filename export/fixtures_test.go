@@ -1,19 +1,13 @@
 package export
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
-	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/gtc-dev/gtc"
-	"github.com/gtc-dev/gtc/storage/sqlite"
 )
 
 var fixtureNow = time.Date(2026, 1, 16, 9, 30, 0, 0, time.UTC)
@@ -62,25 +56,11 @@ func fixtureItem(ds string, i int, status gtc.Status) *gtc.Item {
 	return it
 }
 
-// newSQLite opens an SQLite store on a real file in a temporary directory.
-func newSQLite(t testing.TB) *sqlite.Store {
-	t.Helper()
-	st, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "gtc.db"), Synchronous: "NORMAL"})
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
-// fill creates n items over the datasets, every third one a draft.
-func fill(t testing.TB, st gtc.Store, datasets []string, n int) {
-	t.Helper()
-	ctx := context.Background()
-	for i := 0; i < n; i++ {
-		status := gtc.StatusApproved
-		if i%3 == 2 {
-			status = gtc.StatusDraft
-		}
-		_, err := st.Items().Create(ctx, fixtureItem(datasets[i%len(datasets)], i, status))
-		require.NoError(t, err)
+// rec decodes a JSON object into a Record.
+func rec(doc string) Record {
+	v, err := DecodeJSON([]byte(doc))
+	if err != nil {
+		panic(err)
 	}
+	return Record(v.(map[string]any))
 }

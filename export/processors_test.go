@@ -1,3 +1,8 @@
+// The fuzz builds (scripts/fuzz.sh, -tags fuzzing) leave these tests out: they run on the
+// SQLite store (sqlite_test.go), which a fuzz build would instrument.
+
+//go:build !fuzzing
+
 package export
 
 import (
@@ -95,14 +100,6 @@ func TestParseInternalFields(t *testing.T) {
 		_, err = ParseInternalFields(bad)
 		assert.EqualError(t, err, "GTC_EXPORT_INTERNAL_FIELDS cannot remove id or datasetName")
 	}
-}
-
-func rec(doc string) Record {
-	v, err := DecodeJSON([]byte(doc))
-	if err != nil {
-		panic(err)
-	}
-	return Record(v.(map[string]any))
 }
 
 func run1(t *testing.T, p Processor, in ...Record) []Record {

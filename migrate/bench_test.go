@@ -1,3 +1,8 @@
+// The fuzz builds (scripts/fuzz.sh, -tags fuzzing) leave this benchmark out: it runs on the
+// SQLite store of job_test.go.
+
+//go:build !fuzzing
+
 package migrate_test
 
 import (

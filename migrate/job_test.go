@@ -1,3 +1,9 @@
+// The fuzz builds (scripts/fuzz.sh, -tags fuzzing) leave these tests out: they run on the
+// SQLite store, and a fuzz build instruments every package of the test binary, modernc.org/sqlite
+// the largest of them. FuzzConvertIdempotent needs no store.
+
+//go:build !fuzzing
+
 package migrate_test
 
 import (

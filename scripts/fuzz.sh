@@ -5,8 +5,8 @@
 # runs); make fuzz runs it for the long runs (FUZZTIME=60s by default).
 #
 # Targets are discovered, not listed here: the packages whose test files define a
-# "func Fuzz…" are asked with `go test -list '^Fuzz'`, so a new target is picked up as soon
-# as it exists.
+# "func Fuzz…" are asked with `go test -fuzz . -list '^Fuzz'`, so a new target is picked up
+# as soon as it exists.
 #
 # Environment:
 #   FUZZTIME          time per target (default 60s), any -fuzztime value ("5s", "20000x")
@@ -14,8 +14,12 @@
 #                     can otherwise take the whole budget of a short run
 #
 # The fuzz builds use -tags fuzzing, which leaves out the test files marked //go:build
-# !fuzzing (the span tests): a fuzz build instruments every package of the test binary, and
-# those would bring in the OpenTelemetry SDK.
+# !fuzzing: a fuzz build instruments every package of the test binary, and those tests would
+# bring in what no fuzz target needs (the OpenTelemetry SDK of the span tests; the SQLite and
+# Cosmos DB stores of the export, migrate and API tests). The fuzz build of storage/blob
+# compiles the Azure Blob SDK instrumented, because FuzzBlobKeys checks the request URLs the
+# SDK builds from a key; that of api compiles echo and the OpenAPI and MCP libraries, which
+# package api itself imports.
 #
 # A crash writes its input to <package>/testdata/fuzz/<Target>/<hash>, as go test does; keep
 # that file as a regression case once the bug is fixed (plain `go test` replays it).
@@ -44,12 +48,30 @@ while read -r pkg dir; do
   done
 done < <(go list -f '{{.ImportPath}} {{.Dir}}' ./...)
 
-# Their targets, as go test sees them.
+# Their targets, as go test sees them. The list comes from the fuzz build itself (-fuzz with
+# -list builds the instrumented test binary and only lists), so the runs below reuse that
+# build instead of building each package once more without instrumentation. A package whose
+# fuzz build fails, or that leaves out a target its test files define (a build constraint
+# on the wrong file), fails the run: that target would silently never run.
 targets=()
 for pkg in "${packages[@]}"; do
+  start=$(date +%s)
+  if ! listed=$(go test -tags fuzzing -fuzz . -list '^Fuzz' "$pkg" 2>&1); then
+    printf '%s\n' "$listed" >&2
+    echo "fuzz: FAIL  $pkg: its fuzz build (-tags fuzzing) failed" >&2
+    exit 1
+  fi
+  names=$(printf '%s\n' "$listed" | grep -E '^Fuzz[A-Za-z0-9_]*$' | sort || true)
+  defined=$(cd "$(go list -f '{{.Dir}}' "$pkg")" && grep -hoE '^func Fuzz([A-Z0-9_][A-Za-z0-9_]*)?\(' ./*_test.go | sed 's/^func //; s/($//' | sort -u)
+  missing=$(comm -13 <(printf '%s\n' "$names") <(printf '%s\n' "$defined"))
+  if [ -n "$missing" ]; then
+    echo "fuzz: FAIL  $pkg: its fuzz build (-tags fuzzing) leaves out $(paste -sd" " <<<"$missing"); a fuzz target must not be in a //go:build !fuzzing file" >&2
+    exit 1
+  fi
+  echo "fuzz: built $pkg in $(($(date +%s) - start))s: $(paste -sd" " <<<"$names")"
   while read -r name; do
     targets+=("$pkg $name")
-  done < <(go test -tags fuzzing -list '^Fuzz' "$pkg" | grep -E '^Fuzz[A-Za-z0-9_]*$' || true)
+  done <<<"$names"
 done
 if [ "${#targets[@]}" -eq 0 ]; then
   echo "fuzz: no fuzz targets found" >&2
