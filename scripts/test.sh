@@ -82,6 +82,7 @@ race_pkgs=(
   ./cmd/internal/ledger/  # concurrent recording of acknowledged writes
   ./cmd/internal/loadkit/ # the server watcher
   ./storage/storetest/testenv/ # the heap sampler
+  ./codec/                # strict decoders sharing pooled readers
 )
 # Tests that skip under the race detector; the norace phase runs them without it.
 norace_tests='^(TestMemory.*|TestPIIScannersMatchRE2Construction)$'
