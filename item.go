@@ -345,19 +345,21 @@ func (r *referenceReader) reset(b []byte) *jsontext.Decoder {
 // a references value that is not an array, has none: fn is then not called. The payload is
 // read once, token by token, and fn is called only once all of it has been read.
 func walkReferences(data json.RawMessage, fn func(index int, raw json.RawMessage, ref Reference)) {
-	walkReferencesOf(data, false, fn)
+	walkReferencesOf(data, false, func(index int, raw json.RawMessage, ref Reference, _ bool) { fn(index, raw, ref) })
 }
 
-// walkReferencesOf is walkReferences; with urlOnly, only each reference's URL is read (the
-// other members are skipped, still checked), for callers that need no more.
-func walkReferencesOf(data json.RawMessage, urlOnly bool, fn func(index int, raw json.RawMessage, ref Reference)) {
+// walkReferencesOf is walkReferences that also tells fn whether the stored url had space
+// around it; with urlOnly, only each reference's URL is read (the other members are skipped,
+// still checked), for callers that need no more.
+func walkReferencesOf(data json.RawMessage, urlOnly bool, fn func(index int, raw json.RawMessage, ref Reference, padded bool)) {
 	if len(data) == 0 {
 		return
 	}
 	type found struct {
-		index int
-		raw   json.RawMessage
-		ref   Reference
+		index  int
+		raw    json.RawMessage
+		ref    Reference
+		padded bool
 	}
 	r := referenceReaders.Get().(*referenceReader)
 	defer func() {
@@ -405,12 +407,12 @@ func walkReferencesOf(data json.RawMessage, urlOnly bool, fn func(index int, raw
 				return
 			}
 			start := int(dec.InputOffset()) - 1
-			ref, err := readReference(dec, urlOnly)
+			ref, padded, err := readReference(dec, urlOnly)
 			if err != nil {
 				return
 			}
 			if ref.URL != "" {
-				refs = append(refs, found{index: i, raw: data[start:dec.InputOffset()], ref: ref})
+				refs = append(refs, found{index: i, raw: data[start:dec.InputOffset()], ref: ref, padded: padded})
 			}
 		}
 		if _, err := dec.ReadToken(); err != nil {
@@ -424,14 +426,14 @@ func walkReferencesOf(data json.RawMessage, urlOnly bool, fn func(index int, raw
 		return
 	}
 	for _, f := range refs {
-		fn(f.index, f.raw, f.ref)
+		fn(f.index, f.raw, f.ref, f.padded)
 	}
 }
 
 // readReference reads the members of one reference object, after its '{', through its '}'.
 // A member of another type than the one read reads as absent. With urlOnly, the members other
-// than url are skipped.
-func readReference(dec *jsontext.Decoder, urlOnly bool) (ref Reference, err error) {
+// than url are skipped. padded says whether the url had space around it.
+func readReference(dec *jsontext.Decoder, urlOnly bool) (ref Reference, padded bool, err error) {
 	text := func() string {
 		if dec.PeekKind() != '"' {
 			err = errors.Join(err, dec.SkipValue())
@@ -451,7 +453,7 @@ func readReference(dec *jsontext.Decoder, urlOnly bool) (ref Reference, err erro
 	for err == nil && dec.PeekKind() != '}' {
 		name, e := readName(dec)
 		if e != nil {
-			return ref, e
+			return ref, false, e
 		}
 		if urlOnly && string(name) != "url" {
 			err = dec.SkipValue()
@@ -459,7 +461,9 @@ func readReference(dec *jsontext.Decoder, urlOnly bool) (ref Reference, err erro
 		}
 		switch string(name) {
 		case "url":
-			ref.URL = strings.TrimSpace(text())
+			u := text()
+			ref.URL = strings.TrimSpace(u)
+			padded = len(ref.URL) != len(u)
 		case "title":
 			ref.Title = text()
 		case "content":
@@ -488,10 +492,10 @@ func readReference(dec *jsontext.Decoder, urlOnly bool) (ref Reference, err erro
 		}
 	}
 	if err != nil {
-		return ref, err
+		return ref, false, err
 	}
 	_, err = dec.ReadToken()
-	return ref, err
+	return ref, padded, err
 }
 
 // ReferenceURLs are the URLs of References(it), in order, read without the other members.
@@ -501,8 +505,15 @@ func ReferenceURLs(it *Item) []string {
 		return nil
 	}
 	var urls []string
-	walkReferencesOf(p.Data, true, func(_ int, _ json.RawMessage, ref Reference) { urls = append(urls, ref.URL) })
+	walkReferencesOf(p.Data, true, func(_ int, _ json.RawMessage, ref Reference, _ bool) { urls = append(urls, ref.URL) })
 	return urls
+}
+
+// ReferenceEntries calls fn, in order, for each entry of a rag-compat data object that
+// References keeps: its bytes as written in data, its url trimmed, and whether the url had
+// space around it. Only the urls are read.
+func ReferenceEntries(data json.RawMessage, fn func(raw json.RawMessage, url string, padded bool)) {
+	walkReferencesOf(data, true, func(_ int, raw json.RawMessage, ref Reference, padded bool) { fn(raw, ref.URL, padded) })
 }
 
 // ReferenceCount is the number of references of the item.

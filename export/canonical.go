@@ -296,102 +296,44 @@ func (c *canon) object(dst []byte, depth int) ([]byte, error) {
 }
 
 // projectRaw is the projection on the fast path. The references are copied from the
-// record's plugins, where they are already in the record encoding; only an entry whose url
-// needs trimming is decoded and written again.
+// record's plugins, where they are already in the record encoding, by the rag-compat reader
+// every other part of gtc uses; only an entry whose url needs trimming is decoded and
+// written again.
 func (r *rawRecord) projectRaw() error {
-	var list []byte
+	var data []byte
 	if i := r.find("plugins"); i >= 0 {
 		var err error
-		if list, err = rawAt(r.members[i].val, gtc.RAGCompatSlot, "data", "references"); err != nil {
+		if data, err = rawAt(r.members[i].val, gtc.RAGCompatSlot, "data"); err != nil {
 			return err
 		}
 	}
-	out, n, err := rawReferences(list)
+	out, n := []byte{'['}, 0
+	var err error
+	gtc.ReferenceEntries(data, func(raw json.RawMessage, url string, padded bool) {
+		if err != nil {
+			return
+		}
+		if n++; n > 1 {
+			out = append(out, ',')
+		}
+		if !padded {
+			out = append(out, raw...)
+			return
+		}
+		var m any
+		if m, err = DecodeJSON(raw); err == nil {
+			m.(map[string]any)["url"] = url
+			out, err = AppendJSON(out, m)
+		}
+	})
 	if err != nil {
 		return err
 	}
 	r.setRaw("totalReferences", strconv.AppendInt(nil, int64(n), 10))
 	if n > 0 {
-		r.setRaw("references", out)
+		r.setRaw("references", append(out, ']'))
 	}
 	return nil
-}
-
-// rawReferences is the rag-compat reader applied to a references value in the record
-// encoding: the entries that are objects with a non-blank string url, with the url trimmed,
-// as a JSON array, and their number.
-func rawReferences(list []byte) ([]byte, int, error) {
-	if len(list) == 0 || list[0] != '[' {
-		return nil, 0, nil
-	}
-	c := decoders.Get().(*canon)
-	defer decoders.Put(c)
-	c.start(list)
-	d := &c.dec
-	if _, err := d.ReadToken(); err != nil {
-		return nil, 0, err
-	}
-	out, n := []byte{'['}, 0
-	for d.PeekKind() != ']' {
-		if d.PeekKind() != '{' {
-			if err := d.SkipValue(); err != nil {
-				return nil, 0, err
-			}
-			continue
-		}
-		if _, err := d.ReadToken(); err != nil {
-			return nil, 0, err
-		}
-		start := int(d.InputOffset()) - 1
-		url, err := memberText(d, "url", c)
-		if err != nil {
-			return nil, 0, err
-		}
-		entry := list[start:d.InputOffset()]
-		trimmed := strings.TrimSpace(url)
-		if trimmed == "" {
-			continue
-		}
-		if n++; n > 1 {
-			out = append(out, ',')
-		}
-		if trimmed == url {
-			out = append(out, entry...)
-			continue
-		}
-		m, err := DecodeJSON(entry)
-		if err != nil {
-			return nil, 0, err
-		}
-		m.(map[string]any)["url"] = trimmed
-		if out, err = AppendJSON(out, m); err != nil {
-			return nil, 0, err
-		}
-	}
-	return append(out, ']'), n, nil
-}
-
-// memberText reads the members of an object, after its '{', through its '}', and returns the
-// string value of key ("" when it is missing or not a string).
-func memberText(d *jsontext.Decoder, key string, c *canon) (string, error) {
-	var text string
-	for d.PeekKind() != '}' {
-		name, err := d.ReadValue()
-		if err != nil {
-			return "", err
-		}
-		if string(unquoted(name, c.name)) == key && d.PeekKind() == '"' {
-			v, err := d.ReadValue()
-			if err != nil {
-				return "", err
-			}
-			text = string(unquoted(v, nil))
-		} else if err := d.SkipValue(); err != nil {
-			return "", err
-		}
-	}
-	_, err := d.ReadToken()
-	return text, err
 }
 
 var decoders = sync.Pool{New: func() any { return new(canon) }}
