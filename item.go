@@ -57,6 +57,9 @@ type Item struct {
 	CreatedBy      *string                  `json:"createdBy" gtc:"sparse"`
 	CreatedAt      *time.Time               `json:"createdAt" gtc:"sparse"`
 	TracePayload   json.RawMessage          `json:"tracePayload" gtc:"object"` // a JSON object
+	// Revision is the number of the item's latest revision (see Revision); 0 for an item
+	// written before revisions were recorded and not written since.
+	Revision int64 `json:"revision" gtc:"readonly,sparse"`
 }
 
 // HistoryEntry is one conversation turn.

@@ -41,7 +41,7 @@ func TestCanonicalRoundTrip(t *testing.T) {
 	sort.Strings(keys)
 	assert.Equal(t, []string{"_etag", "assignedAt", "assignedTo", "bucket", "comment", "computedTags", "contextEntries", "createdAt",
 		"createdBy", "datasetName", "docType", "expectedTools", "feedback", "history", "id", "manualTags", "metadata", "plugins",
-		"reviewedAt", "scenarioId", "schemaVersion", "status", "tags", "toolCalls", "traceIds", "tracePayload", "updatedAt", "updatedBy"}, keys,
+		"reviewedAt", "revision", "scenarioId", "schemaVersion", "status", "tags", "toolCalls", "traceIds", "tracePayload", "updatedAt", "updatedBy"}, keys,
 		"every key of the item is present in API output")
 	assert.Equal(t, []any{map[string]any{"role": "user", "msg": "q", "expectedBehavior": []any{}}, map[string]any{"role": "agent", "msg": "a"}}, m["history"])
 	assert.Equal(t, map[string]any{"kind": "p", "version": "1.0", "data": map[string]any{}}, m["plugins"].(map[string]any)["p"])

@@ -187,9 +187,13 @@ func (d *storedDecoder) value(f *field, fp unsafe.Pointer) error {
 		s, err := d.str()
 		*(**string)(fp) = &s
 		return err
-	case kInt64Ptr:
+	case kInt64Ptr, kInt64:
 		if null, err := d.isNull(); null || err != nil {
-			*(**int64)(fp) = nil
+			if f.kind == kInt64Ptr {
+				*(**int64)(fp) = nil
+			} else {
+				*(*int64)(fp) = 0
+			}
 			return err
 		}
 		v, err := d.dec.ReadValue()
@@ -200,7 +204,11 @@ func (d *storedDecoder) value(f *field, fp unsafe.Pointer) error {
 		if err != nil {
 			return fmt.Errorf("%s: expected an integer", d.dec.StackPointer())
 		}
-		*(**int64)(fp) = &n
+		if f.kind == kInt64Ptr {
+			*(**int64)(fp) = &n
+		} else {
+			*(*int64)(fp) = n
+		}
 		return nil
 	case kTime:
 		t, _, err := d.time()

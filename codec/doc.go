@@ -24,7 +24,8 @@
 //	           (status draft, docType ground-truth-item, schemaVersion v2, callType tool,
 //	           plugin version 1.0).
 //	sparse     a nil value is written null in the API form and left out of the stored form
-//	           (the nullable top-level keys of an item).
+//	           (the nullable top-level keys of an item). On an int64, zero counts as nil
+//	           for the stored form and is written 0 in the others (an item's revision).
 //	omitnil    a nil value leaves the key out of every form (a history entry's turnId,
 //	           stepId and expectedBehavior; an empty non-nil expectedBehavior is written []).
 //	object     a raw JSON value (json.RawMessage) that must be an object; nil is written {}

@@ -206,6 +206,8 @@ func (w *writer) value(f *field, fp unsafe.Pointer) {
 		b = AppendString(b, **(**string)(fp))
 	case kInt64Ptr:
 		b = strconv.AppendInt(b, **(**int64)(fp), 10)
+	case kInt64:
+		b = strconv.AppendInt(b, *(*int64)(fp), 10)
 	case kTime:
 		b = appendTime(b, *(*time.Time)(fp), w.fm)
 	case kTimePtr:

@@ -422,6 +422,10 @@ func (d *Decoder) field(f *field, v Value, p Path, fp unsafe.Pointer) {
 				*(**int64)(fp) = &n
 			}
 		}
+	case kInt64:
+		if n, ok := d.Integer(v, p); ok {
+			*(*int64)(fp) = n
+		}
 	case kTime, kTimePtr:
 		if s, ok := d.Str(v, p, true); ok {
 			if t, err := gtc.ParseTime(s); err != nil {

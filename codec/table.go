@@ -22,6 +22,7 @@ const (
 	kString    kind = iota // string, or a named string type
 	kStringPtr             // *string
 	kInt64Ptr              // *int64
+	kInt64                 // int64
 	kTime                  // time.Time
 	kTimePtr               // *time.Time
 	kRaw                   // json.RawMessage
@@ -168,7 +169,7 @@ func buildTable(t reflect.Type) *table {
 			panic(fmt.Sprintf("codec: %s.%s: object is for raw JSON values", t, sf.Name))
 		}
 		empty := f.kind == kStrings || f.kind == kStructs || f.kind == kStringMap || f.kind == kStructMap || f.kind == kRaw && f.object
-		f.nilIsNull = f.nullable || f.sparse || !empty
+		f.nilIsNull = (f.nullable || f.sparse || !empty) && f.kind != kInt64
 		if f.def != "" && f.kind != kString {
 			panic(fmt.Sprintf("codec: %s.%s: default is for strings", t, sf.Name))
 		}
@@ -197,6 +198,8 @@ func kindOf(t reflect.Type, sf reflect.StructField) (kind, *table) {
 		return kString, nil
 	case ft.Kind() == reflect.Pointer && ft.Elem() == stringType:
 		return kStringPtr, nil
+	case ft == int64Type:
+		return kInt64, nil
 	case ft.Kind() == reflect.Pointer && ft.Elem() == int64Type:
 		return kInt64Ptr, nil
 	case ft.Kind() == reflect.Pointer && ft.Elem() == timeType:
@@ -224,6 +227,8 @@ func (f *field) isNil(fp unsafe.Pointer) bool {
 	switch f.kind {
 	case kStringPtr, kInt64Ptr, kTimePtr:
 		return *(*unsafe.Pointer)(fp) == nil
+	case kInt64:
+		return *(*int64)(fp) == 0
 	case kRaw:
 		r := *(*json.RawMessage)(fp)
 		return len(r) == 0 || string(r) == "null"

@@ -143,11 +143,11 @@ func TestComponentSchemas(t *testing.T) {
 	assert.NotNil(t, again["properties"].(map[string]any)["field"])
 }
 
-func TestOutputItemListsEveryKeyOfSection21(t *testing.T) {
+func TestOutputItemListsEveryKey(t *testing.T) {
 	keys := []string{"id", "datasetName", "bucket", "status", "docType", "schemaVersion", "manualTags",
 		"computedTags", "tags", "comment", "assignedTo", "assignedAt", "updatedAt", "updatedBy",
 		"reviewedAt", "_etag", "scenarioId", "history", "contextEntries", "traceIds", "toolCalls",
-		"expectedTools", "feedback", "metadata", "plugins", "createdBy", "createdAt", "tracePayload"}
+		"expectedTools", "feedback", "metadata", "plugins", "createdBy", "createdAt", "tracePayload", "revision"}
 	s, ok := openapi.Document("/v1", "dev").Schema("AgenticGroundTruthEntry-Output")
 	require.True(t, ok)
 	var required []string
@@ -176,7 +176,7 @@ const (
   "feedback": [], "metadata": {},
   "plugins": {"rag-compat": {"kind": "rag-compat", "version": "1.0",
               "data": {"references": [{"url": "https://docs.example.com/install", "title": "Install", "bonus": false, "visitedAt": "2025-01-02T10:01:00.000Z"}]}}},
-  "createdBy": "importer@example.com", "createdAt": "2025-01-01T09:00:00.000Z", "tracePayload": {}
+  "createdBy": "importer@example.com", "createdAt": "2025-01-01T09:00:00.000Z", "tracePayload": {}, "revision": 3
 }`
 	exampleList = `{"items": [], "pagination": {"page": 2, "limit": 10, "total": 23, "totalPages": 3, "hasNext": true, "hasPrev": true}}`
 

@@ -120,6 +120,8 @@ func itemOutput() schema {
 		"createdBy":    nullable(str()),
 		"createdAt":    nullable(dateTime()).desc("Null only for items migrated without one."),
 		"tracePayload": freeObject(),
+		"revision": integer().desc("The number of the item's latest revision (see its history); 0 for an item " +
+			"written before revisions were recorded and not changed since."),
 	}
 	return obj(props, sortedKeys(props)...).
 		desc("A ground-truth item as the server writes it. Every key is always present.")
@@ -166,6 +168,7 @@ func itemInput() schema {
 		"tags":            ignored("key"),
 		"computedTags":    ignored("key"),
 		"_etag":           ignored("key"),
+		"revision":        ignored("key"),
 		"references":      ignored("export key"),
 		"totalReferences": ignored("export key"),
 	}, "id", "datasetName").
