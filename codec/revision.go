@@ -359,3 +359,12 @@ func DecodeRevision(b []byte) (*gtc.Revision, error) {
 	}
 	return &r, nil
 }
+
+// ContentSize is the size of a stored document without its revision member, which the item's
+// size limit leaves out: an item at the limit stays writable however many revisions it gets.
+func ContentSize(doc []byte, revision int64) int {
+	if revision == 0 {
+		return len(doc)
+	}
+	return len(doc) - len(`,"revision":`) - len(strconv.FormatInt(revision, 10))
+}

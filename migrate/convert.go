@@ -27,7 +27,7 @@ var systemKeys = []string{"_etag", "_rid", "_self", "_attachments", "_ts", "gtcI
 var storedKeys = setOf("id", "datasetName", "bucket", "status", "docType", "schemaVersion", "manualTags",
 	"computedTags", "comment", "assignedTo", "assignedAt", "updatedAt", "updatedBy", "reviewedAt", "scenarioId",
 	"history", "contextEntries", "traceIds", "toolCalls", "expectedTools", "feedback", "metadata", "plugins",
-	"createdBy", "createdAt", "tracePayload")
+	"createdBy", "createdAt", "tracePayload", "revision")
 
 // legacyMarkerKeys are the top-level keys only the legacy shape has.
 var legacyMarkerKeys = []string{"synthQuestion", "editedQuestion", "answer", "refs", "totalReferences",

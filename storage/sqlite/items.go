@@ -27,11 +27,21 @@ type preparedItem struct {
 	doc    string
 	fields gtc.IndexFields
 	tags   []string
+	// revisions are what the write records (their stored JSON), in the same transaction.
+	revisions []revisionRow
+}
+
+// revisionRow is one revision ready to be inserted.
+type revisionRow struct {
+	n   int64
+	doc []byte
 }
 
 // prepareItem checks and encodes it. Everything that can refuse an item happens here, before
-// the write is queued: so the size check comes before any ETag comparison.
-func (s *Store) prepareItem(op string, it *gtc.Item) (*preparedItem, error) {
+// the write is queued: so the size check comes before any ETag comparison. The item gets the
+// revision number that follows prev's (prev is nil for a create), and the write's revisions
+// are made ready.
+func (s *Store) prepareItem(ctx context.Context, op string, prev, it *gtc.Item) (*preparedItem, error) {
 	if it == nil {
 		return nil, fmt.Errorf("sqlite: %s: %w: nil item", op, gtc.ErrInvalidArgument)
 	}
@@ -41,13 +51,15 @@ func (s *Store) prepareItem(op string, it *gtc.Item) (*preparedItem, error) {
 	if !gtc.IsCanonicalUUID(it.Bucket) {
 		return nil, fmt.Errorf("sqlite: %s: %w: bucket %q is not a canonical lower-case UUID", op, gtc.ErrInvalidArgument, it.Bucket)
 	}
-	if it.AssignedTo != nil && *it.AssignedTo == "" {
+	c := *it // a shallow copy is enough: only top-level fields change
+	if c.AssignedTo != nil && *c.AssignedTo == "" {
 		// "" means unassigned, exactly like absent and null; all three are stored as null.
-		it = it.Clone()
-		it.AssignedTo = nil
+		c.AssignedTo = nil
 	}
+	c.Revision = gtc.NextRevision(prev)
+	it = &c
 	doc := codec.ItemStoredJSON(it)
-	if len(doc) > gtc.MaxItemBytes {
+	if codec.ContentSize(doc, it.Revision) > gtc.MaxItemBytes {
 		return nil, fmt.Errorf("sqlite: %s: %w: canonical document of %s has %d bytes, the limit is %d",
 			op, gtc.ErrTooLarge, it.Key(), len(doc), gtc.MaxItemBytes)
 	}
@@ -61,7 +73,36 @@ func (s *Store) prepareItem(op string, it *gtc.Item) (*preparedItem, error) {
 		return nil, fmt.Errorf("sqlite: %s: %w: unknown status %q", op, gtc.ErrInvalidArgument, stored.Status)
 	}
 	stored.ETag = s.newETag()
-	return &preparedItem{stored: stored, doc: string(doc), fields: gtc.Derive(stored), tags: stored.Tags()}, nil
+	p := &preparedItem{stored: stored, doc: string(doc), fields: gtc.Derive(stored), tags: stored.Tags()}
+	revs, err := codec.ItemRevisions(ctx, prev, stored, s.clock.Now())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %s: %w: item %s: %w", op, gtc.ErrInvalidArgument, it.Key(), err)
+	}
+	for i, r := range revs {
+		if r.ETagAfter == "" {
+			r.ETagAfter = stored.ETag
+			if i+1 < len(revs) {
+				r.ETagAfter = revs[i+1].ETagBefore
+			}
+		}
+		b, err := codec.AppendRevision(nil, r)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: %s: revision of %s: %w", op, it.Key(), err)
+		}
+		p.revisions = append(p.revisions, revisionRow{r.Number, b})
+	}
+	return p, nil
+}
+
+// insertRevisions records the write's revisions inside its transaction.
+func insertRevisions(w *wtx, st *statements, p *preparedItem, op string) error {
+	k := p.stored.Key()
+	for _, r := range p.revisions {
+		if _, err := w.stmt(st.revisionInsert).Exec(k.DatasetName, k.ID, r.n, string(r.doc)); err != nil {
+			return wrapErr(op+" revision", err)
+		}
+	}
+	return nil
 }
 
 // columnArgs are the values of itemColumns.
@@ -123,7 +164,7 @@ func (is *itemStore) Locate(ctx context.Context, datasetName, id string) (gtc.Ke
 // Create stores a new item. An existing (datasetName, id), in any bucket, gives a
 // *gtc.ConflictError carrying its key.
 func (is *itemStore) Create(ctx context.Context, it *gtc.Item) (*gtc.Item, error) {
-	p, err := is.s.prepareItem("create", it)
+	p, err := is.s.prepareItem(ctx, "create", nil, it)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +208,7 @@ func insertItemAs(w *wtx, st *statements, p *preparedItem, op string) error {
 			return wrapErr(op+" tags", err)
 		}
 	}
-	return nil
+	return insertRevisions(w, st, p, op)
 }
 
 // createMany creates items in one transaction: all or none. Tests and benchmarks use it to
@@ -175,7 +216,7 @@ func insertItemAs(w *wtx, st *statements, p *preparedItem, op string) error {
 func (is *itemStore) createMany(ctx context.Context, items []*gtc.Item) error {
 	ps := make([]*preparedItem, len(items))
 	for i, it := range items {
-		p, err := is.s.prepareItem("create", it)
+		p, err := is.s.prepareItem(ctx, "create", nil, it)
 		if err != nil {
 			return err
 		}
@@ -200,7 +241,7 @@ func (is *itemStore) Replace(ctx context.Context, prev, next *gtc.Item) (*gtc.It
 	if next.Key() != k {
 		return nil, fmt.Errorf("sqlite: replace: %w: key %s differs from %s", gtc.ErrInvalidArgument, next.Key(), k)
 	}
-	p, err := is.s.prepareItem("replace", next)
+	p, err := is.s.prepareItem(ctx, "replace", prev, next)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +272,10 @@ func (is *itemStore) Replace(ctx context.Context, prev, next *gtc.Item) (*gtc.It
 			// The row exists (read above, in this transaction): the token is stale.
 			return fmt.Errorf("sqlite: replace %s: %w", k, gtc.ErrPreconditionFailed)
 		}
-		return syncTags(w, st, cur.pk, oldTags, oldStatus, p)
+		if err := syncTags(w, st, cur.pk, oldTags, oldStatus, p); err != nil {
+			return err
+		}
+		return insertRevisions(w, st, p, "replace")
 	})
 	if err != nil {
 		return nil, err
@@ -364,6 +408,9 @@ func (is *itemStore) DeleteDataset(ctx context.Context, datasetName string) (gtc
 		c, err := res.RowsAffected()
 		if err != nil {
 			return wrapErr("delete dataset curation", err)
+		}
+		if _, err := w.tx.Exec(`DELETE FROM item_revisions WHERE dataset_name = ?`, datasetName); err != nil {
+			return wrapErr("delete dataset revisions", err)
 		}
 		out = gtc.DatasetDeletion{Items: int(n), Curation: c > 0}
 		return nil

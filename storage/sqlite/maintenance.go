@@ -420,8 +420,10 @@ func (m *maintenance) CountRaw(ctx context.Context, datasets []string) (int, err
 
 // prepareBody reads body as a stored item document and prepares it like an item of Create
 // or Replace: canonical bucket, size limit, derived columns. Keys that are not part of the
-// stored form are ignored, as on every read.
-func (s *Store) prepareBody(op string, body map[string]any) (*preparedItem, error) {
+// stored form are ignored, as on every read. The write records a revision of source migrate
+// (unless ctx says otherwise): the change from prev, or, when prev is a legacy document, the
+// item's first revision.
+func (s *Store) prepareBody(ctx context.Context, op string, prev gtc.RawDoc, body map[string]any) (*preparedItem, error) {
 	if body == nil {
 		return nil, fmt.Errorf("sqlite: %s: %w: nil body", op, gtc.ErrInvalidArgument)
 	}
@@ -433,7 +435,18 @@ func (s *Store) prepareBody(op string, body map[string]any) (*preparedItem, erro
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w: body is not a stored item document: %w", op, gtc.ErrInvalidArgument, err)
 	}
-	return s.prepareItem(op, it)
+	var before *gtc.Item
+	if prev.IndexVersion > 0 {
+		if b, err := json.Marshal(prev.Body); err == nil {
+			if before, err = codec.DecodeStoredItem(b); err == nil {
+				before.ETag = prev.ETag
+			}
+		}
+	}
+	if gtc.ChangeFrom(ctx) == (gtc.Change{Source: gtc.SourceAPI}) {
+		ctx = gtc.WithChange(ctx, gtc.Change{Source: gtc.SourceMigrate})
+	}
+	return s.prepareItem(ctx, op, before, it)
 }
 
 // storedRawDoc is what ReplaceRaw and MoveRaw return: p as it is now stored.
@@ -452,7 +465,7 @@ func rawKey(prev gtc.RawDoc) gtc.Key {
 func (m *maintenance) ReplaceRaw(ctx context.Context, prev gtc.RawDoc, body map[string]any) (gtc.RawDoc, error) {
 	const op = "replace raw"
 	s := m.s
-	p, err := s.prepareBody(op, body)
+	p, err := s.prepareBody(ctx, op, prev, body)
 	if err != nil {
 		return gtc.RawDoc{}, err
 	}
@@ -511,7 +524,7 @@ func (m *maintenance) ReplaceRaw(ctx context.Context, prev gtc.RawDoc, body map[
 func (m *maintenance) MoveRaw(ctx context.Context, prev gtc.RawDoc, body map[string]any) (gtc.RawDoc, error) {
 	const op = "move raw"
 	s := m.s
-	p, err := s.prepareBody(op, body)
+	p, err := s.prepareBody(ctx, op, prev, body)
 	if err != nil {
 		return gtc.RawDoc{}, err
 	}

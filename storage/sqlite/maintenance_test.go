@@ -77,7 +77,7 @@ func TestSchemaUpgradeFromV1(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gtc.db")
 	it := newItem("ds", "kept")
 	it.ManualTags = []string{"topic:x"}
-	p, err := (&Store{random: rand.Reader}).prepareItem("create", it)
+	p, err := (&Store{random: rand.Reader, clock: gtc.SystemClock{}}).prepareItem(context.Background(), "create", nil, it)
 	require.NoError(t, err)
 
 	db, err := sql.Open("sqlite", path)

@@ -19,11 +19,12 @@ var migrations = []func(ctx context.Context, tx *sql.Tx, env migrationEnv) error
 	migrateV2,
 	migrateV3,
 	migrateV4,
+	migrateV5,
 }
 
 // SchemaVersion is the schema version this build writes and understands: the number of
 // embedded migrations.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrationEnv is what a migration may draw on besides the transaction.
 type migrationEnv struct {
@@ -254,6 +255,23 @@ INSERT INTO tag_counts (tag, dataset_name, status, n)
 
 func migrateV4(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
 	_, err := tx.ExecContext(ctx, schemaV4)
+	return err
+}
+
+// schemaV5 keeps the revisions of items: one row per revision, written in the transaction of
+// the item write that records it (codec.AppendRevision's JSON in doc).
+const schemaV5 = `
+CREATE TABLE item_revisions (
+  dataset_name TEXT NOT NULL,
+  id           TEXT NOT NULL,
+  n            INTEGER NOT NULL,
+  doc          TEXT NOT NULL,
+  PRIMARY KEY (dataset_name, id, n)
+) WITHOUT ROWID;
+`
+
+func migrateV5(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
+	_, err := tx.ExecContext(ctx, schemaV5)
 	return err
 }
 

@@ -274,7 +274,7 @@ func TestBatchIsolatesFailures(t *testing.T) {
 	item := func(id string) *preparedItem {
 		it := gtc.NewItem("ds", id)
 		it.Bucket = gtc.DeriveBucket("ds", id)
-		p, err := s.prepareItem("create", it)
+		p, err := s.prepareItem(context.Background(), "create", nil, it)
 		require.NoError(t, err)
 		return p
 	}

@@ -27,6 +27,7 @@ type statements struct {
 	// writer
 	savepoint, release, rollbackTo                *sql.Stmt
 	keyOf, insertItem, currentOf                  *sql.Stmt
+	revisionInsert, revisionList, revisionGet     *sql.Stmt
 	update                                        [updateVariants]*sql.Stmt
 	insertTag, deleteTag, deleteTagsOf            *sql.Stmt
 	deleteItems, deleteCuration                   *sql.Stmt
@@ -72,6 +73,10 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	st.agentRunning = p(rdb, `SELECT doc FROM agent_operations WHERE status = 'running'
   ORDER BY started_at DESC, operation_id DESC`)
 
+	st.revisionList = p(rdb, `SELECT doc FROM item_revisions WHERE dataset_name = ? AND id = ? AND n < ?
+  ORDER BY n DESC LIMIT ?`)
+	st.revisionGet = p(rdb, `SELECT doc FROM item_revisions WHERE dataset_name = ? AND id = ? AND n = ?`)
+
 	st.savepoint = p(wdb, `SAVEPOINT op`)
 	st.release = p(wdb, `RELEASE op`)
 	st.rollbackTo = p(wdb, `ROLLBACK TO op`)
@@ -88,6 +93,7 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	st.deleteTag = p(wdb, `DELETE FROM item_tags WHERE item_pk = ? AND tag = ?`)
 	st.deleteTagsOf = p(wdb, `DELETE FROM item_tags WHERE item_pk = ?`)
 	st.deleteItems = p(wdb, `DELETE FROM items WHERE dataset_name = ?`)
+	st.revisionInsert = p(wdb, `INSERT INTO item_revisions (dataset_name, id, n, doc) VALUES (?, ?, ?, ?)`)
 	st.deleteCuration = p(wdb, `DELETE FROM curation_instructions WHERE dataset_name = ?`)
 	st.curationETag = p(wdb, `SELECT etag FROM curation_instructions WHERE dataset_name = ?`)
 	st.curationInsert = p(wdb, `INSERT INTO curation_instructions (dataset_name, etag, doc) VALUES (?, ?, ?)`)

@@ -337,13 +337,13 @@ func TestSchemaV4BackfillsTagCounts(t *testing.T) {
 	}
 	_, err = tx.ExecContext(ctx, "PRAGMA user_version = 3")
 	require.NoError(t, err)
-	prep := &Store{random: crand.Reader}
+	prep := &Store{random: crand.Reader, clock: gtc.SystemClock{}}
 	for n := range 300 {
 		it := tagFixtureItem(r, reg, n, base)
 		if n == 0 {
 			it.ComputedTags = append(it.ComputedTags, "legacy:old-plugin")
 		}
-		p, err := prep.prepareItem("create", it)
+		p, err := prep.prepareItem(context.Background(), "create", nil, it)
 		require.NoError(t, err)
 		var pk int64
 		args := append([]any{it.ID, it.DatasetName, it.Bucket}, p.columnArgs()...)

@@ -105,7 +105,9 @@ func jsonTree(t *testing.T, doc []byte) any {
 func (s *suite) createGetRoundTrip(t *testing.T) {
 	st := s.open(t)
 	in := s.richItem("données", "rich-ü-1")
-	want := jsonTree(t, codec.ItemStoredJSON(in))
+	stored := in.Clone()
+	stored.Revision = 1 // a new item's first revision
+	want := jsonTree(t, codec.ItemStoredJSON(stored))
 
 	created := create(t, st, in.Clone())
 	assert.Equal(t, want, jsonTree(t, codec.ItemStoredJSON(created)), "Create must return the stored document")
@@ -265,6 +267,8 @@ func (s *suite) replace(t *testing.T) {
 
 	got := get(t, st, cur.Key())
 	assert.Equal(t, out.ETag, got.ETag)
+	assert.Equal(t, cur.Revision+1, out.Revision, "a write gives the item its next revision number")
+	next.Revision = out.Revision
 	assert.Equal(t, jsonTree(t, codec.ItemStoredJSON(next)), jsonTree(t, codec.ItemStoredJSON(got)), "the stored content is next")
 
 	same, err := st.Items().Replace(ctxT(t), got, got.Clone())
@@ -501,12 +505,23 @@ func (s *suite) sized(t *testing.T, ds, id string, n int) *gtc.Item {
 	return it
 }
 
-// 13. A canonical document of exactly 1,572,864 bytes is accepted, one byte more is
-// ErrTooLarge, and the size check comes before the ETag comparison.
+// 13. A canonical document of exactly 1,572,864 bytes (its revision number aside) is accepted,
+// one byte more is ErrTooLarge, and the size check comes before the ETag comparison. An item
+// at the limit stays writable as its revision number grows.
 func (s *suite) sizeLimit(t *testing.T) {
 	st := s.open(t)
 	big := create(t, st, s.sized(t, "ds", "at-limit", gtc.MaxItemBytes))
-	assert.Len(t, codec.ItemStoredJSON(get(t, st, big.Key())), gtc.MaxItemBytes)
+	got := get(t, st, big.Key())
+	assert.Equal(t, gtc.MaxItemBytes, codec.ContentSize(codec.ItemStoredJSON(got), got.Revision))
+	for range 10 { // to revision 11: one digit more
+		next := got.Clone()
+		next.Comment = next.Comment[1:] + next.Comment[:1] // the same size, other content
+		next.Comment = map[bool]string{true: "y", false: "x"}[next.Comment[0] == 'x'] + next.Comment[1:]
+		var err error
+		got, err = st.Items().Replace(ctxT(t), got, next)
+		require.NoError(t, err, "a write of an item at the size limit")
+	}
+	assert.Equal(t, int64(11), got.Revision)
 
 	_, err := st.Items().Create(ctxT(t), s.sized(t, "ds", "over-limit", gtc.MaxItemBytes+1))
 	require.ErrorIs(t, err, gtc.ErrTooLarge)
