@@ -463,11 +463,16 @@ func errClosed(op string) error {
 	return fmt.Errorf("cosmos: %s: %w: store is closed", op, gtc.ErrUnavailable)
 }
 
-// statusOf is the HTTP status of an Azure response error, or 0.
+// statusOf is the HTTP status of an Azure response error, or of the failed operation of a
+// transactional batch, or 0.
 func statusOf(err error) int {
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
 		return re.StatusCode
+	}
+	var be *batchError
+	if errors.As(err, &be) {
+		return be.status
 	}
 	return 0
 }

@@ -172,10 +172,12 @@ func TestServiceUnavailableIsRetried(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, w.seen.Load())
 
-	// A replace applied by the server whose answer was lost in a 503: the retry meets 412,
-	// and the store recognises its own write.
-	isReplace := func(r *http.Request, _ string) bool {
-		return r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/docs/write-503")
+	// A replace (a transactional batch of the item and its revision) applied by the server
+	// whose answer was lost in a 503: the retry meets 412, and the store recognises its own
+	// write.
+	isReplace := func(r *http.Request, body string) bool {
+		return r.Method == http.MethodPost && r.Header.Get("x-ms-cosmos-is-batch-request") != "" &&
+			strings.Contains(body, `"operationType":"Replace"`) && strings.Contains(body, `"id":"write-503"`)
 	}
 	lost := f.add(&rule{match: isReplace, times: 1, respond: func(req *http.Request, next http.RoundTripper) (*http.Response, error) {
 		resp, err := next.RoundTrip(req)
@@ -194,6 +196,10 @@ func TestServiceUnavailableIsRetried(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "landed before the 503", cur.Comment)
 	assert.Equal(t, cur.ETag, out.ETag)
+	page, err := st.Revisions().List(ctx, "ds", "write-503", "", 10)
+	require.NoError(t, err)
+	require.Len(t, page.Revisions, 2, "the revision landed with the item, once")
+	assert.Equal(t, out.ETag, page.Revisions[0].ETagAfter)
 
 	stale := c.Clone()
 	stale.Comment = "stale"

@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
 )
 
 // itemStore implements gtc.ItemStore.
@@ -108,6 +109,10 @@ func (is *itemStore) Create(ctx context.Context, it *gtc.Item) (*gtc.Item, error
 	if s.closed.Load() {
 		return nil, errClosed("create")
 	}
+	if it != nil {
+		it = it.Clone()
+		it.Revision = gtc.NextRevision(nil)
+	}
 	p, err := s.prepareItem("create", it)
 	if err != nil {
 		return nil, err
@@ -123,7 +128,11 @@ func (is *itemStore) Create(ctx context.Context, it *gtc.Item) (*gtc.Item, error
 	if len(bs) > 0 {
 		return nil, fmt.Errorf("cosmos: create %s: %w", k, &gtc.ConflictError{Existing: gtc.Key{DatasetName: k.DatasetName, Bucket: bs[0], ID: k.ID}})
 	}
-	if err := is.write(ctx, k, p, ""); err != nil {
+	revs, err := s.revisionDocs(ctx, k, nil, p.stored)
+	if err != nil {
+		return nil, fmt.Errorf("cosmos: create %s: %w", k, err)
+	}
+	if err := is.write(ctx, k, p, "", revs); err != nil {
 		if statusOf(err) == http.StatusConflict {
 			return nil, fmt.Errorf("cosmos: create %s: %w", k, &gtc.ConflictError{Existing: k})
 		}
@@ -134,26 +143,41 @@ func (is *itemStore) Create(ctx context.Context, it *gtc.Item) (*gtc.Item, error
 }
 
 // write creates p's document at k (ifMatch == "", create-only) or replaces the document there
-// if its ETag is ifMatch, and sets p.stored.ETag. An ambiguous outcome is resolved by the
-// write id (landed); any other failure is returned as the SDK reported it, for the caller
-// to map.
-func (is *itemStore) write(ctx context.Context, k gtc.Key, p *preparedItem, ifMatch string) error {
+// if its ETag is ifMatch, and sets p.stored.ETag. With revs (revision documents), it writes
+// them in the same transactional batch. An ambiguous outcome is resolved by the write id
+// (landed); any other failure is returned as the SDK reported it, for the caller to map.
+func (is *itemStore) write(ctx context.Context, k gtc.Key, p *preparedItem, ifMatch string, revs [][]byte) error {
 	pk := itemKey(k.DatasetName, k.Bucket)
-	var resp azcosmos.ItemResponse
+	var etag string
 	var err error
-	if ifMatch == "" {
+	switch {
+	case len(revs) > 0:
+		etag, err = is.writeBatch(ctx, k, p, ifMatch, revs)
+	case ifMatch == "":
+		var resp azcosmos.ItemResponse
 		resp, err = is.s.gt.CreateItem(ctx, pk, p.doc, nil)
-	} else {
+		etag = string(resp.ETag)
+	default:
+		var resp azcosmos.ItemResponse
 		resp, err = is.s.gt.ReplaceItem(ctx, pk, k.ID, p.doc, &azcosmos.ItemOptions{IfMatchEtag: etagPtr(ifMatch)})
+		etag = string(resp.ETag)
 	}
 	if err != nil {
+		var be *batchError
+		if errors.As(err, &be) && be.index != 0 {
+			// The item write was not what failed: a revision document was refused.
+			if be.status == http.StatusRequestEntityTooLarge {
+				return fmt.Errorf("cosmos: write %s: %w: %w", k, gtc.ErrTooLarge, err)
+			}
+			return fmt.Errorf("cosmos: write %s: %w: %w", k, gtc.ErrUnavailable, err)
+		}
 		// A 409 or 412 can be this very write, applied before a 503 or a reset that was retried.
 		if ok, lerr := is.landed(ctx, k, p, err); ok {
 			return lerr
 		}
 		return err
 	}
-	p.stored.ETag = string(resp.ETag)
+	p.stored.ETag = etag
 	if p.stored.ETag == "" {
 		if cur, err := is.Get(ctx, k); err == nil {
 			p.stored.ETag = cur.ETag
@@ -199,6 +223,8 @@ func (is *itemStore) Replace(ctx context.Context, prev, next *gtc.Item) (*gtc.It
 	if next.Key() != k {
 		return nil, fmt.Errorf("cosmos: replace: %w: key %s differs from %s", gtc.ErrInvalidArgument, next.Key(), k)
 	}
+	next = next.Clone()
+	next.Revision = gtc.NextRevision(prev)
 	p, err := s.prepareItem("replace", next)
 	if err != nil {
 		return nil, err
@@ -206,14 +232,34 @@ func (is *itemStore) Replace(ctx context.Context, prev, next *gtc.Item) (*gtc.It
 	if prev.ETag == "" {
 		return nil, fmt.Errorf("cosmos: replace %s: %w: no ETag to match", k, gtc.ErrPreconditionFailed)
 	}
-	if err := is.write(ctx, k, p, prev.ETag); err != nil {
+	revs, err := s.revisionDocs(ctx, k, prev, p.stored)
+	if err != nil {
+		return nil, fmt.Errorf("cosmos: replace %s: %w", k, err)
+	}
+	if err := is.write(ctx, k, p, prev.ETag, revs); err != nil {
 		return nil, fmt.Errorf("cosmos: replace %s: %w", k, wrapErr("replace", err))
 	}
 	s.assignmentChanged(ctx, prev, p.stored)
 	return p.stored, nil
 }
 
-// DeleteDataset removes the dataset's items, curation document, assignment records and,
+// revisionDocs are the revision documents of writing next (as stored) over prev (nil for a
+// create) at k, made now.
+func (s *Store) revisionDocs(ctx context.Context, k gtc.Key, prev, next *gtc.Item) ([][]byte, error) {
+	revs, err := codec.ItemRevisions(ctx, prev, next, s.clock.Now())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", gtc.ErrInvalidArgument, err)
+	}
+	docs := make([][]byte, len(revs))
+	for i, r := range revs {
+		if docs[i], err = revisionDocument(k, r); err != nil {
+			return nil, err
+		}
+	}
+	return docs, nil
+}
+
+// DeleteDataset removes the dataset's items, revisions, curation document, assignment records and,
 // last, its registry entry, so an interrupted run leaves a registry that still covers every
 // remaining item.
 func (is *itemStore) DeleteDataset(ctx context.Context, datasetName string) (gtc.DatasetDeletion, error) {

@@ -204,7 +204,7 @@ func (m *maintenance) ReplaceRaw(ctx context.Context, prev gtc.RawDoc, body map[
 	if err := s.registry.ensure(ctx, partition{Dataset: k.DatasetName, Bucket: k.Bucket}); err != nil {
 		return gtc.RawDoc{}, err
 	}
-	if err := s.items.write(ctx, k, p, prev.ETag); err != nil {
+	if err := s.items.write(ctx, k, p, prev.ETag, nil); err != nil {
 		return gtc.RawDoc{}, fmt.Errorf("cosmos: %s %s: %w", op, k, wrapErr(op, err))
 	}
 	s.rawAssignmentChanged(ctx, prev, p.stored)
@@ -239,7 +239,7 @@ func (m *maintenance) MoveRaw(ctx context.Context, prev gtc.RawDoc, body map[str
 	if err := s.registry.ensure(ctx, partition{Dataset: k.DatasetName, Bucket: k.Bucket}); err != nil {
 		return gtc.RawDoc{}, err
 	}
-	if err := s.items.write(ctx, k, p, ""); err != nil {
+	if err := s.items.write(ctx, k, p, "", nil); err != nil {
 		if statusOf(err) != http.StatusConflict {
 			return gtc.RawDoc{}, fmt.Errorf("cosmos: %s %s: %w", op, prev.KeyString(), wrapErr(op, err))
 		}

@@ -53,7 +53,7 @@ func itemsIndexingPolicy() *azcosmos.IndexingPolicy {
 	for _, p := range []string{"history", "toolCalls", "contextEntries", "feedback", "metadata", "plugins", "tracePayload", "expectedTools", "traceIds"} {
 		excluded = append(excluded, azcosmos.ExcludedPath{Path: "/" + p + "/*"})
 	}
-	excluded = append(excluded, azcosmos.ExcludedPath{Path: "/gtcExact/?"})
+	excluded = append(excluded, azcosmos.ExcludedPath{Path: "/gtcExact/?"}, azcosmos.ExcludedPath{Path: "/gtcRevision/?"})
 	return &azcosmos.IndexingPolicy{
 		IndexingMode:  azcosmos.IndexingModeConsistent,
 		Automatic:     true,
