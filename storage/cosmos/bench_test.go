@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"slices"
@@ -25,15 +26,23 @@ import (
 //
 //	GTC_BENCH_COSMOS_SIZES  item counts of the list benchmark (default 10000; make bench: 10000,100000)
 
-// countingTransport counts requests.
+// countingTransport counts requests and sums their request charges (x-ms-request-charge,
+// in thousandths of a request unit).
 type countingTransport struct {
 	next http.RoundTripper
 	n    atomic.Int64
+	mru  atomic.Int64
 }
 
 func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.n.Add(1)
-	return c.next.RoundTrip(r)
+	resp, err := c.next.RoundTrip(r)
+	if err == nil {
+		if ru, perr := strconv.ParseFloat(resp.Header.Get("x-ms-request-charge"), 64); perr == nil {
+			c.mru.Add(int64(math.Round(ru * 1000)))
+		}
+	}
+	return resp, err
 }
 
 // benchStore opens a store on a fresh database that is dropped afterwards.
@@ -108,7 +117,7 @@ func seed(b *testing.B, s *Store, n, datasets int) []*gtc.Item {
 func measure(b *testing.B, ct *countingTransport, op func() error) {
 	b.Helper()
 	var lat []time.Duration
-	before := ct.n.Load()
+	before, beforeRU := ct.n.Load(), ct.mru.Load()
 	b.ResetTimer()
 	for b.Loop() {
 		t := time.Now()
@@ -122,6 +131,7 @@ func measure(b *testing.B, ct *countingTransport, op func() error) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-median")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "ms-p99")
 	b.ReportMetric(float64(ct.n.Load()-before)/float64(len(lat)), "requests/op")
+	b.ReportMetric(float64(ct.mru.Load()-beforeRU)/1000/float64(len(lat)), "RU/op")
 }
 
 func BenchmarkPointRead(b *testing.B) {

@@ -321,68 +321,110 @@ async function batchDocuments(account, req, res, { dbId, collId }) {
   }
   const headerKey = partitionHeader.default(req);
   const docs = collection.documents;
-  const saved = isAtomic ? { data: new Map(docs._data), index: new Map(docs._index), ridCount: docs._ridCount } : null;
-  const results = [];
-  let failedAt = -1;
-  for (let i = 0; i < body.length; i += 1) {
-    const op = body[i] || {};
-    if (failedAt >= 0 && !continueOnError) {
-      results.push({ statusCode: 424, requestCharge: 0 });
-      continue; // eslint-disable-line no-continue
-    }
-    const input = { ...op, partitionKey: op.partitionKey !== undefined ? op.partitionKey : headerKey };
-    let result;
-    switch (op.operationType) {
-      case "Create":
-        result = documentOperations.createOperation(collection, input);
-        break;
-      case "Upsert":
-        result = documentOperations.upsertOperation(collection, input);
-        break;
-      case "Read":
-        result = documentOperations.readOperation(collection, input);
-        break;
-      case "Delete":
-        result = documentOperations.deleteOperation(collection, input);
-        break;
-      case "Replace":
-        result = documentOperations.replaceOperation(collection, input);
-        break;
-      case "Patch": {
-        const patch = Array.isArray(op.resourceBody) ? { operations: op.resourceBody } : op.resourceBody || {};
-        result = patchOperations.patchOperation(collection, {
-          id: op.id,
-          partitionKey: input.partitionKey,
-          ifMatch: op.ifMatch,
-          operations: patch.operations || [],
-          condition: patch.condition
-        });
-        break;
+  // An atomic batch keeps an undo log of the entries its operations touch (not a copy of the
+  // container, which made every batch cost as much as the container is large).
+  const undo = isAtomic ? [journal(docs._data), journal(docs._index)] : [];
+  const ridCount = docs._ridCount;
+  const rollback = () => {
+    undo.forEach((j) => j.undo());
+    docs._ridCount = ridCount;
+  };
+  try {
+    return runBatch();
+  } catch (err) {
+    if (isAtomic) rollback();
+    throw err;
+  } finally {
+    undo.forEach((j) => j.end());
+  }
+  function runBatch() {
+    const results = [];
+    let failedAt = -1;
+    for (let i = 0; i < body.length; i += 1) {
+      const op = body[i] || {};
+      if (failedAt >= 0 && !continueOnError) {
+        results.push({ statusCode: 424, requestCharge: 0 });
+        continue; // eslint-disable-line no-continue
       }
-      default:
-        res.statusCode = 400;
-        return { code: "BadRequest", message: `Operation type '${op.operationType}' is not supported in Batch.` };
+      const input = { ...op, partitionKey: op.partitionKey !== undefined ? op.partitionKey : headerKey };
+      let result;
+      switch (op.operationType) {
+        case "Create":
+          result = documentOperations.createOperation(collection, input);
+          break;
+        case "Upsert":
+          result = documentOperations.upsertOperation(collection, input);
+          break;
+        case "Read":
+          result = documentOperations.readOperation(collection, input);
+          break;
+        case "Delete":
+          result = documentOperations.deleteOperation(collection, input);
+          break;
+        case "Replace":
+          result = documentOperations.replaceOperation(collection, input);
+          break;
+        case "Patch": {
+          const patch = Array.isArray(op.resourceBody) ? { operations: op.resourceBody } : op.resourceBody || {};
+          result = patchOperations.patchOperation(collection, {
+            id: op.id,
+            partitionKey: input.partitionKey,
+            ifMatch: op.ifMatch,
+            operations: patch.operations || [],
+            condition: patch.condition
+          });
+          break;
+        }
+        default:
+          if (isAtomic) rollback();
+          res.statusCode = 400;
+          return { code: "BadRequest", message: `Operation type '${op.operationType}' is not supported in Batch.` };
+      }
+      if (result.statusCode >= 400) {
+        if (failedAt < 0) failedAt = i;
+        results.push({ statusCode: result.statusCode, requestCharge: 0, resourceBody: result.body });
+      } else {
+        results.push({
+          statusCode: result.statusCode,
+          requestCharge: 1,
+          eTag: result.body ? result.body._etag : undefined,
+          resourceBody: result.body
+        });
+      }
     }
-    if (result.statusCode >= 400) {
-      if (failedAt < 0) failedAt = i;
-      results.push({ statusCode: result.statusCode, requestCharge: 0, resourceBody: result.body });
-    } else {
-      results.push({
-        statusCode: result.statusCode,
-        requestCharge: 1,
-        eTag: result.body ? result.body._etag : undefined,
-        resourceBody: result.body
-      });
+    if (isAtomic && failedAt >= 0) {
+      rollback();
+      res.statusCode = 207;
+      return results.map((r, i) => (i === failedAt ? r : { statusCode: 424, requestCharge: 0 }));
     }
+    return results;
   }
-  if (isAtomic && failedAt >= 0) {
-    docs._data = saved.data;
-    docs._index = saved.index;
-    docs._ridCount = saved.ridCount;
-    res.statusCode = 207;
-    return results.map((r, i) => (i === failedAt ? r : { statusCode: 424, requestCharge: 0 }));
-  }
-  return results;
+}
+
+// journal records the first value (or absence) of every key set or deleted in map until end
+// is called; undo puts those back.
+function journal(map) {
+  const before = new Map();
+  const remember = (k) => {
+    if (!before.has(k)) before.set(k, { had: Map.prototype.has.call(map, k), value: Map.prototype.get.call(map, k) });
+  };
+  map.set = function set(k, v) {
+    remember(k);
+    return Map.prototype.set.call(this, k, v);
+  };
+  map.delete = function del(k) {
+    remember(k);
+    return Map.prototype.delete.call(this, k);
+  };
+  return {
+    undo() {
+      before.forEach(({ had, value }, k) => (had ? Map.prototype.set.call(map, k, value) : Map.prototype.delete.call(map, k)));
+    },
+    end() {
+      delete map.set;
+      delete map.delete;
+    }
+  };
 }
 
 // 2f. Partition key range ids are strings in Cosmos DB (gap 5); upstream created "id": 0.
