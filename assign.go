@@ -125,6 +125,7 @@ func (c *Curator) MyAssignments(ctx context.Context) iter.Seq2[*Item, error] {
 // allocation is set, and each is claimed with a conditional write that only succeeds while
 // the item is still free, so no item ever goes to two curators.
 func (c *Curator) SelfServe(ctx context.Context, limit *int) (*SelfServeResult, error) {
+	ctx = WithChange(ctx, Change{Source: SourceAssignment})
 	opts := c.selfServe
 	n := opts.DefaultLimit
 	if limit != nil {
@@ -340,6 +341,7 @@ func assignConflict(it *Item) *Error {
 // conflict that appears meanwhile is still a 409. A deleted item is refused: assigning must
 // not silently restore it.
 func (c *Curator) Assign(ctx context.Context, k Key, force bool) (*Item, error) {
+	ctx = WithChange(ctx, Change{Source: SourceAssignment})
 	caller := CallerFrom(ctx)
 	out, err := Update(ctx, c.store.Items(), k, func(cur *Item) (*Item, error) {
 		if cur.Status == StatusDeleted {
@@ -365,6 +367,7 @@ func (c *Curator) Assign(ctx context.Context, k Key, force bool) (*Item, error) 
 // and bucket with a generated id, the original's content, and the tag rephrase:<original id>,
 // which also goes to the tag store.
 func (c *Curator) Duplicate(ctx context.Context, k Key) (*Item, error) {
+	ctx = WithChange(ctx, Change{Source: SourceDuplicate})
 	caller := CallerFrom(ctx)
 	orig, err := c.store.Items().Get(ctx, k)
 	if err != nil {

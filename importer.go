@@ -117,6 +117,7 @@ func (c *Curator) CheckImportTags(entries []*ImportEntry) error {
 // call is one "import.batch" span (a request rejected by the tag checks is none); its store
 // calls nest under it.
 func (c *Curator) Import(ctx context.Context, entries []*ImportEntry, opts ImportOptions) (res *ImportResult, err error) {
+	ctx = WithChange(ctx, Change{Source: SourceImport})
 	if err := c.CheckImportTags(entries); err != nil {
 		return nil, err
 	}

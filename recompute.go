@@ -178,6 +178,7 @@ type recomputeOutcome struct {
 // recomputeOne handles one item: run the tag pipeline, compare, write when changed, and
 // re-read and retry on a lost race.
 func (c *Curator) recomputeOne(ctx context.Context, cur *Item, dryRun bool) recomputeOutcome {
+	ctx = WithChange(ctx, Change{Source: SourceRecompute})
 	out := RecomputeItem{DatasetName: cur.DatasetName, ID: cur.ID}
 	for attempt := 1; ; attempt++ {
 		// A shallow copy is enough: the pipeline replaces the two tag lists and reads the

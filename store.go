@@ -86,6 +86,8 @@ type Store interface {
 	Maintenance() Maintenance
 	// AgentOperations is the agent audit log.
 	AgentOperations() AgentOperationStore
+	// Revisions are the items' revisions, which Items' writes record.
+	Revisions() RevisionStore
 	// Status reports the backend, the index and registry state and the pending-migration
 	// estimate.
 	Status(ctx context.Context) (StoreStatus, error)

@@ -284,6 +284,7 @@ func (b *Bulk) run(ex *execution) {
 // requests) is kept busy. The rate limit applies to every write. A shutdown, or twenty
 // failures in a row (a store outage), stops the walk: items not started stay pending.
 func (b *Bulk) writeChunk(ctx context.Context, ex *execution, from, to int) {
+	ctx = gtc.WithChange(ctx, gtc.Change{Source: gtc.SourceAgentPrefix + ex.op.OperationID, OperationID: ex.op.OperationID})
 	idx := make(chan int)
 	var wg sync.WaitGroup
 	for range min(execWriters, to-from) {

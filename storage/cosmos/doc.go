@@ -42,7 +42,7 @@ func (s *Store) prepareItem(op string, it *gtc.Item) (*preparedItem, error) {
 		it.AssignedTo = nil
 	}
 	canonical := codec.ItemStoredJSON(it)
-	if len(canonical) > gtc.MaxItemBytes {
+	if codec.ContentSize(canonical, it.Revision) > gtc.MaxItemBytes {
 		return nil, fmt.Errorf("cosmos: %s: %w: canonical document of %s has %d bytes, the limit is %d",
 			op, gtc.ErrTooLarge, it.Key(), len(canonical), gtc.MaxItemBytes)
 	}

@@ -332,3 +332,22 @@ func (s maintenance) WriteMigrationMarker(ctx context.Context, by string) error 
 	c.end(err)
 	return err
 }
+
+type revisions struct {
+	inner gtc.RevisionStore
+	o     *obs
+}
+
+func (s revisions) List(ctx context.Context, datasetName, id, cursor string, limit int) (gtc.RevisionPage, error) {
+	ctx, c := s.o.start(ctx, "revisions.List")
+	p, err := s.inner.List(ctx, datasetName, id, cursor, limit)
+	c.end(err)
+	return p, err
+}
+
+func (s revisions) Get(ctx context.Context, datasetName, id string, n int64) (*gtc.Revision, error) {
+	ctx, c := s.o.start(ctx, "revisions.Get")
+	r, err := s.inner.Get(ctx, datasetName, id, n)
+	c.end(err)
+	return r, err
+}

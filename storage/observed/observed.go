@@ -144,6 +144,7 @@ func Wrap(s gtc.Store, rec Recorder, opts ...Option) gtc.Store {
 		defs:     definitions{inner: s.TagDefinitions(), o: o},
 		maint:    maintenance{inner: s.Maintenance(), o: o},
 		agentOps: agentOps{inner: s.AgentOperations(), o: o},
+		revs:     revisions{inner: s.Revisions(), o: o},
 	}
 	base := items{inner: s.Items(), o: o}
 	sampler, samples := s.Items().(gtc.EligibleSampler)
@@ -181,6 +182,7 @@ type store struct {
 	defs     definitions
 	maint    maintenance
 	agentOps agentOps
+	revs     revisions
 }
 
 // Unwrap returns the store being observed.
@@ -192,6 +194,7 @@ func (s *store) TagStore() gtc.TagStore                   { return s.tags }
 func (s *store) TagDefinitions() gtc.TagDefinitionStore   { return s.defs }
 func (s *store) Maintenance() gtc.Maintenance             { return s.maint }
 func (s *store) AgentOperations() gtc.AgentOperationStore { return s.agentOps }
+func (s *store) Revisions() gtc.RevisionStore             { return s.revs }
 func (s *store) Backend() string                          { return s.inner.Backend() }
 func (s *store) Close() error                             { return s.inner.Close() }
 

@@ -93,6 +93,7 @@ func Run(t *testing.T, h Harness) {
 		{"AgentOperations", s.agentOpTests()},
 		{"Health", s.healthTests()},
 		{"Maintenance", s.maintenanceTests()},
+		{"Revisions", s.revisionTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
