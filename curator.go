@@ -2,6 +2,7 @@ package gtc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -119,6 +120,9 @@ const (
 // UpdateItem applies an item PUT. ifMatch is the If-Match header ("" when absent). The first
 // failing step answers and nothing is written.
 func (c *Curator) UpdateItem(ctx context.Context, k Key, patch *ItemPatch, ifMatch string, route SaveRoute) (*Item, error) {
+	if route == AssignmentRoute {
+		ctx = WithChange(ctx, Change{Source: SourceAssignment})
+	}
 	caller := CallerFrom(ctx)
 	// 2. Load.
 	cur, err := c.store.Items().Get(ctx, k)
@@ -476,4 +480,36 @@ func (c *Curator) CreateItem(ctx context.Context, it *Item, rawManual []string) 
 		return nil, storeError(err)
 	}
 	return out, nil
+}
+
+// RestoreItem writes the content of was, an earlier version of the item k, as the item's
+// next revision: every field a PUT may change (status included) takes was's value, through
+// the curator save path, so the computed tags are made again and the validators and approval
+// rules apply as to any edit. ifMatch is required, as for a PUT. The assignment is left as
+// it is.
+func (c *Curator) RestoreItem(ctx context.Context, k Key, was *Item, ifMatch string) (*Item, error) {
+	ctx = WithChange(ctx, Change{Source: SourceRestore})
+	hist := make([]HistoryPatch, len(was.History))
+	for i, h := range was.History {
+		hist[i] = HistoryPatch{Role: h.Role, Msg: &h.Msg, TurnID: h.TurnID, StepID: h.StepID,
+			ExpectedBehavior: h.ExpectedBehavior, ExpectedBehaviorSet: h.ExpectedBehavior != nil, ExpectedBehaviorOK: true}
+	}
+	p := &ItemPatch{
+		Status:         Opt[string]{Set: true, V: string(was.Status)},
+		Comment:        Opt[string]{Set: true, V: was.Comment},
+		History:        Opt[[]HistoryPatch]{Set: true, V: hist},
+		ContextEntries: Opt[[]ContextEntry]{Set: true, V: was.ContextEntries},
+		ToolCalls:      Opt[[]ToolCall]{Set: true, V: was.ToolCalls},
+		ExpectedTools:  Opt[ExpectedTools]{Set: true, V: was.ExpectedTools},
+		Feedback:       Opt[[]FeedbackEntry]{Set: true, V: was.Feedback},
+		Metadata:       Opt[json.RawMessage]{Set: true, V: was.Metadata},
+		Plugins:        Opt[map[string]PluginPayload]{Set: true, V: was.Plugins},
+		ManualTags:     Opt[[]string]{Set: true, V: was.ManualTags},
+		TraceIDs:       Opt[map[string]string]{Set: true, Null: was.TraceIDs == nil, V: was.TraceIDs},
+		TracePayload:   Opt[json.RawMessage]{Set: true, V: was.TracePayload},
+		ScenarioID:     Opt[string]{Set: true, V: was.ScenarioID},
+		Keys: []string{"status", "comment", "history", "contextEntries", "toolCalls", "expectedTools", "feedback",
+			"metadata", "plugins", "manualTags", "traceIds", "tracePayload", "scenarioId"},
+	}
+	return c.UpdateItem(ctx, k, p, ifMatch, CuratorRoute)
 }

@@ -22,6 +22,10 @@ func paths(prefix string) map[string]schema {
 			"put":    updateGroundTruth(),
 			"delete": deleteGroundTruth(),
 		},
+		p("/ground-truths/{datasetName}/{bucket}/{item_id}/history"):            {"get": getItemHistory()},
+		p("/ground-truths/{datasetName}/{bucket}/{item_id}/history/{revision}"): {"get": getItemRevision()},
+		p("/ground-truths/{datasetName}/{bucket}/{item_id}/diff"):               {"get": getItemDiff()},
+		p("/ground-truths/{datasetName}/{bucket}/{item_id}/restore"):            {"post": restoreItem()},
 		p("/jobs/{id}"): {"get": getJob()},
 
 		p("/assignments/self-serve"):                             {"post": selfServeAssignments()},
@@ -530,4 +534,55 @@ func search() op {
 		fails(502, "The search service failed: `Search backend error: <short reason>` "+
 			"(`SEARCH_BACKEND_ERROR`).").
 		common().withStore()
+}
+
+func getItemHistory() op {
+	return operation("getItemHistory", "ground-truths", "The revisions of one item",
+		"Every change to an item is recorded as a revision, in the same write: who, when, through what, "+
+			"and which values changed. An item written before revisions were recorded starts its history "+
+			"with a `baseline` revision at its next change.").
+		params(datasetNameParam(), bucketParam(), itemIDParam(),
+			queryParam("limit", integer().def(50), "Page size, 1 to 200."),
+			queryParam("cursor", str(), "The `nextCursor` of the page before.")).
+		ok(200, "A page of revisions, newest first.", ref("ItemHistoryPage"), nil).
+		fails(404, "`Item not found` (`NOT_FOUND`).").
+		withPathNames().common().withStore()
+}
+
+func getItemRevision() op {
+	return operation("getItemRevision", "ground-truths", "One item as it was after a revision", "").
+		params(datasetNameParam(), bucketParam(), itemIDParam(),
+			pathParam("revision", "A revision number: a positive integer. Anything else → 422.")).
+		ok(200, "The item as it was, with `revision` and the `_etag` it had then.", ref("AgenticGroundTruthEntry-Output"), nil).
+		fails(404, "`Item not found`, or the item has no such revision (`NOT_FOUND`).").
+		withPathNames().common().withStore()
+}
+
+func getItemDiff() op {
+	return operation("getItemDiff", "ground-truths", "The changes between two revisions of one item", "").
+		params(datasetNameParam(), bucketParam(), itemIDParam(),
+			queryParam("from", integer(), "Required: the earlier revision."),
+			queryParam("to", integer(), "The later revision; default the current one.")).
+		ok(200, "The field-level changes, with old and new values.", ref("ItemDiff"), nil).
+		fails(404, "`Item not found`, or the item has no such revision (`NOT_FOUND`).").
+		fails(422, standardErrors[422]+" Here also `from` after `to`, or a revision that is not a positive integer.").
+		withPathNames().common().withStore()
+}
+
+func restoreItem() op {
+	return operation("restoreItem", "ground-truths", "Restore an earlier revision of one item",
+		"Writes the content of the revision (every key a curator PUT may change, status included) as "+
+			"the item's next revision, through the same checks as a PUT: computed tags are made again, "+
+			"validators and approval rules apply. The assignment is left as it is. The item's history "+
+			"keeps every revision.").
+		params(datasetNameParam(), bucketParam(), itemIDParam(),
+			ifMatchParam("Required: the current item's token. Quotes and `W/` are tolerated.")).
+		body(obj(schema{"revision": integer().desc("The revision to restore: a positive integer.")}, "revision"),
+			"The revision.").
+		ok(200, "The item as stored now.", ref("AgenticGroundTruthEntry-Output"), etagHeader()).
+		fails(400, "The restored content breaks a rule now in force: `TAG_RULE_VIOLATION`, `INVALID_APPROVAL`, "+
+			"`ITEM_TOO_LARGE` and the other checks of a PUT.").
+		fails(404, "`Item not found`, or the item has no such revision (`NOT_FOUND`).").
+		fails(412, "`ETag required` (`ETAG_REQUIRED`) or `ETag mismatch` (`ETAG_MISMATCH`).").
+		withPathNames().withBody().common().withStore().withWrites()
 }

@@ -9,6 +9,8 @@ package openapi
 func componentSchemas() map[string]schema {
 	return map[string]schema{
 		"AgenticGroundTruthEntry-Output": itemOutput(),
+		"ItemHistoryPage":                itemHistoryPage(),
+		"ItemDiff":                       itemDiff(),
 		"AgenticGroundTruthEntry-Input":  itemInput(),
 		"GroundTruthUpdateRequest":       updateRequest(),
 		"AssignmentUpdateRequest":        assignmentUpdateRequest(),
@@ -611,4 +613,37 @@ func assignmentConflictError() schema {
 	}}.desc("The 409 of an assign: the item is a draft held by another curator " +
 		"(`ASSIGNMENT_CONFLICT`, with `assignedTo` and `assignedAt`), or the write lost its race three " +
 		"times (`CONCURRENT_MODIFICATION`).")
+}
+
+// itemHistoryPage is a page of an item's revisions.
+func itemHistoryPage() schema {
+	rev := obj(schema{
+		"revision":    integer().desc("1 for the item's first revision, then one more per change."),
+		"at":          dateTime(),
+		"actor":       str().desc("The user id of the caller who made the change."),
+		"source":      str().desc("What made it: `api`, `assignment`, `import`, `duplicate`, `recompute`, `migrate`, `restore`, `baseline` (the item as it was before its history began) or `agent:<operationId>`."),
+		"operationId": str().desc("The agent operation of an `agent:` change."),
+		"etagBefore":  str().desc("The item's ETag before the change; empty for its first revision."),
+		"etagAfter":   str().desc("The item's ETag right after the change."),
+		"paths":       arr(str()).desc("The JSON Pointers of the values that changed, e.g. `/history/0/msg`; `` for a whole new item."),
+	}, "revision", "at", "actor", "source", "etagBefore", "etagAfter", "paths")
+	return obj(schema{
+		"revisions":  arr(rev).desc("Newest first."),
+		"nextCursor": nullable(str()).desc("Pass as `cursor` for the next page; null after the last."),
+	}, "revisions", "nextCursor")
+}
+
+// itemDiff is the changes between two revisions of an item.
+func itemDiff() schema {
+	change := obj(schema{
+		"op":    enum("add", "remove", "replace"),
+		"path":  str().desc("A JSON Pointer into the item's stored form."),
+		"old":   anyValue().desc("The value before (remove, replace)."),
+		"value": anyValue().desc("The value after (add, replace)."),
+	}, "op", "path")
+	return obj(schema{
+		"from":    integer(),
+		"to":      integer(),
+		"changes": arr(change).desc("In document order; applying them to revision `from` gives revision `to`."),
+	}, "from", "to", "changes")
 }

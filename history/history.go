@@ -1,0 +1,100 @@
+// Package history reads the revisions of items: a page of an item's history, the item as it
+// was after a revision, and the field-level changes between two revisions. The stores record
+// the revisions with every item write; this package only reads them, so the API, the agent's
+// tools and the command line all answer from the same code.
+package history
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/codec"
+)
+
+// MaxLimit bounds a page of history.
+const MaxLimit = 200
+
+// Page is one page of an item's revisions, newest first.
+func Page(ctx context.Context, c *gtc.Curator, k gtc.Key, cursor string, limit int) (gtc.RevisionPage, error) {
+	if _, err := c.GetItem(ctx, k); err != nil {
+		return gtc.RevisionPage{}, err
+	}
+	return c.Store().Revisions().List(ctx, k.DatasetName, k.ID, cursor, min(max(limit, 1), MaxLimit))
+}
+
+// ErrNoRevision is the error of a revision the item does not have.
+func ErrNoRevision(k gtc.Key, n int64) error {
+	return &gtc.Error{Code: gtc.CodeNotFound, Message: fmt.Sprintf("item %s has no revision %d", k.ID, n)}
+}
+
+// At returns the item as it was right after revision n, rebuilt from the current item by
+// undoing the later revisions, with its Revision set to n. The ETag is the one the item had
+// then.
+func At(ctx context.Context, c *gtc.Curator, k gtc.Key, n int64) (*gtc.Item, error) {
+	cur, err := c.GetItem(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	return at(ctx, c.Store().Revisions(), cur, n)
+}
+
+func at(ctx context.Context, rs gtc.RevisionStore, cur *gtc.Item, n int64) (*gtc.Item, error) {
+	k := cur.Key()
+	if n < 1 || n > cur.Revision {
+		return nil, ErrNoRevision(k, n)
+	}
+	if n == cur.Revision {
+		return cur, nil
+	}
+	doc := codec.ItemStoredJSON(cur)
+	etag := ""
+	for r := cur.Revision; r > n; r-- {
+		rev, err := rs.Get(ctx, k.DatasetName, k.ID, r)
+		if err != nil {
+			return nil, fmt.Errorf("history: revision %d of %s: %w", r, k, err)
+		}
+		if doc, err = codec.ApplyStored(doc, rev.Ops, true); err != nil {
+			return nil, fmt.Errorf("history: %s: %w: %w", k, gtc.ErrUnavailable, err)
+		}
+		etag = rev.ETagBefore
+	}
+	it, err := codec.DecodeStoredItem(doc)
+	if err != nil {
+		return nil, fmt.Errorf("history: %s: %w: %w", k, gtc.ErrUnavailable, err)
+	}
+	it.Revision, it.ETag = n, etag
+	return it, nil
+}
+
+// Diff returns the field-level changes from the item as it was after revision from to the
+// item as it was after revision to (to 0: the current revision).
+func Diff(ctx context.Context, c *gtc.Curator, k gtc.Key, from, to int64) (fromN, toN int64, ops []gtc.PatchOp, err error) {
+	cur, err := c.GetItem(ctx, k)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if to == 0 {
+		to = cur.Revision
+	}
+	a, err := at(ctx, c.Store().Revisions(), cur, from)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	b, err := at(ctx, c.Store().Revisions(), cur, to)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	ops, err = codec.DiffStored(codec.ItemStoredJSON(a), codec.ItemStoredJSON(b))
+	return from, to, ops, err
+}
+
+// Restore writes the content of revision n of the item as its next revision (see
+// gtc.Curator.RestoreItem); ifMatch is the client's token for the current item.
+func Restore(ctx context.Context, c *gtc.Curator, k gtc.Key, n int64, ifMatch string) (*gtc.Item, error) {
+	was, err := At(ctx, c, k, n)
+	if err != nil {
+		return nil, err
+	}
+	return c.RestoreItem(ctx, k, was, ifMatch)
+}
