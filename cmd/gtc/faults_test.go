@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -479,20 +480,35 @@ type faultWriter struct {
 // the server on SQLite (default synchronous setting), kills it with SIGKILL in the middle of
 // the writes, restarts it on the same data directory and checks with the ledger that every
 // acknowledged write is there, that every write of unknown outcome landed whole or not at
-// all, and that the database file is sound. Three rounds, on the same data.
+// all, that every write has its revision and every revision its write, and that the database
+// file is sound. Three rounds, on the same data.
 func TestKill9DuringWritesLosesNothing(t *testing.T) {
+	data := t.TempDir()
+	kill9Rounds(t, env(data), 300, 3, 2500, func(round int, s *server) {
+		faultStop(t, s)
+		dbPath := filepath.Join(data, "gtc.db")
+		assert.Equal(t, "ok", faultIntegrity(t, dbPath), "round %d: integrity_check after the restart", round)
+		assert.Equal(t, 300, faultItemCount(t, dbPath), "round %d", round)
+	})
+}
+
+// TestKill9OnCosmosKeepsWritesAndRevisionsTogether is the same on Cosmos DB (the test
+// server): gtc killed mid-write leaves no acknowledged write without its revision and no
+// revision without its write.
+func TestKill9OnCosmosKeepsWritesAndRevisionsTogether(t *testing.T) {
+	e, _ := cosmosEnv(t, t.TempDir(), "GTC_COSMOS_CREATE_CONTAINERS=true")
+	kill9Rounds(t, e, 60, 2, 300, func(_ int, s *server) { faultStop(t, s) })
+}
+
+// kill9Rounds imports nItems items, then runs nRounds rounds of: 16 writers of conditional
+// PUTs until perRound are acknowledged, SIGKILL, restart, the ledger check and the history
+// check; afterRound then stops the server (and checks what it will).
+func kill9Rounds(t *testing.T, e []string, nItems, nRounds int, perRound int64, afterRound func(round int, s *server)) {
 	const (
 		ds        = "crash"
-		nItems    = 300
 		nWriters  = 16
-		perRound  = 2500 // acknowledged writes before the kill
-		nRounds   = 3
-		dbName    = "gtc.db"
 		putPrefix = "/v1/ground-truths/"
 	)
-	data := t.TempDir()
-	e := env(data)
-
 	s := startServer(t, e)
 	importItems(t, s, ds, nItems)
 	current := func(s *server) map[ledger.Key]string {
@@ -511,6 +527,7 @@ func TestKill9DuringWritesLosesNothing(t *testing.T) {
 	}
 	etags := current(s)
 
+	var ackedAfter sync.Map // by key: the ETags of the acknowledged writes
 	for round := 1; round <= nRounds; round++ {
 		if round > 1 {
 			s = startServer(t, e)
@@ -583,6 +600,8 @@ func TestKill9DuringWritesLosesNothing(t *testing.T) {
 					}
 					after := body["_etag"].(string)
 					led.Ack(k, before, after, fields)
+					v, _ := ackedAfter.LoadOrStore(k, []string(nil))
+					ackedAfter.Store(k, append(v.([]string), after)) // each key has one writer
 					fw.etags[k] = after
 					acked.Add(1)
 				}
@@ -641,10 +660,53 @@ func TestKill9DuringWritesLosesNothing(t *testing.T) {
 			t.Errorf("round %d: %s", round, p)
 		}
 		assert.Equal(t, nItems, report.Items)
+		checkRevisions(t, s.base, etags, &ackedAfter)
 
-		faultStop(t, s)
-		dbPath := filepath.Join(data, dbName)
-		assert.Equal(t, "ok", faultIntegrity(t, dbPath), "round %d: integrity_check after the restart", round)
-		assert.Equal(t, nItems, faultItemCount(t, dbPath), "round %d", round)
+		afterRound(round, s)
+	}
+}
+
+// checkRevisions reads the history of every item and checks it against the writes: the
+// revisions are numbered 1 to the item's revision without a gap, each starts from the ETag the
+// one before ended with, the newest ends with the item's current ETag, and the ETag of every
+// acknowledged write (acked) ends some revision.
+func checkRevisions(t *testing.T, base string, items map[ledger.Key]string, acked *sync.Map) {
+	t.Helper()
+	for k := range items {
+		cur := getJSON(t, base+"/v1/ground-truths/"+k.Dataset+"/"+k.Bucket+"/"+k.ID)
+		var revs []map[string]any
+		for cursor := ""; ; {
+			u := base + "/v1/ground-truths/" + k.Dataset + "/" + k.Bucket + "/" + k.ID + "/history?limit=200"
+			if cursor != "" {
+				u += "&cursor=" + url.QueryEscape(cursor)
+			}
+			page := getJSON(t, u)
+			for _, r := range page["revisions"].([]any) {
+				revs = append(revs, r.(map[string]any))
+			}
+			next, _ := page["nextCursor"].(string)
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		n := int64(cur["revision"].(float64))
+		if !assert.Len(t, revs, int(n), "%s: one revision per write", k) {
+			continue
+		}
+		after := map[string]bool{}
+		for i, r := range revs {
+			assert.Equal(t, float64(n-int64(i)), r["revision"], "%s: newest first, no gap", k)
+			after[r["etagAfter"].(string)] = true
+			if i > 0 {
+				assert.Equal(t, r["etagAfter"], revs[i-1]["etagBefore"], "%s: revision %v starts where %v ended", k, revs[i-1]["revision"], r["revision"])
+			}
+		}
+		assert.Equal(t, cur["_etag"], revs[0]["etagAfter"], "%s: the newest revision ends with the item", k)
+		if v, ok := acked.Load(k); ok {
+			for _, etag := range v.([]string) {
+				assert.True(t, after[etag], "%s: the acknowledged write that made %s has its revision", k, etag)
+			}
+		}
 	}
 }
