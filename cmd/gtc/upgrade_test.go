@@ -1,0 +1,88 @@
+package main
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestStoreFromBeforeHistoryUpgradesInPlace opens a SQLite store written by the release
+// before item history (testdata/upgrade/before-history.db.gz: `gtc seed --items 6
+// --datasets 2` with that release, vacuumed and gzipped). Its items have no revisions; the
+// first write of one records its baseline (the item as it was) and then the change, so the
+// item's history starts where it was found.
+func TestStoreFromBeforeHistoryUpgradesInPlace(t *testing.T) {
+	data := t.TempDir()
+	f, err := os.Open(filepath.Join("testdata", "upgrade", "before-history.db.gz"))
+	require.NoError(t, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	out, err := os.Create(filepath.Join(data, "gtc.db"))
+	require.NoError(t, err)
+	_, err = io.Copy(out, zr)
+	require.NoError(t, err)
+	require.NoError(t, out.Close())
+
+	s := startServer(t, env(data))
+	defer faultStop(t, s)
+	var items []map[string]any
+	for _, ds := range []string{"customer-support", "billing-agent"} {
+		res, err := http.Get(s.base + "/v1/ground-truths/" + ds)
+		require.NoError(t, err)
+		var page []map[string]any
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&page))
+		res.Body.Close()
+		items = append(items, page...)
+	}
+	require.Len(t, items, 6, "every item of the old store is read")
+	old := items[0]
+	assert.Equal(t, float64(0), old["revision"], "an item written before history has no revision yet")
+	path := s.base + "/v1/ground-truths/" + old["datasetName"].(string) + "/" + old["bucket"].(string) + "/" + old["id"].(string)
+	assert.Empty(t, getJSON(t, path+"/history")["revisions"])
+
+	req, err := http.NewRequest(http.MethodPut, path, strings.NewReader(`{"comment":"checked after the upgrade"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("If-Match", old["_etag"].(string))
+	req.Header.Set("X-User-Id", "alice@example.com")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+
+	revs := getJSON(t, path+"/history")["revisions"].([]any)
+	require.Len(t, revs, 2)
+	change, base := revs[0].(map[string]any), revs[1].(map[string]any)
+	assert.Equal(t, float64(2), change["revision"])
+	assert.Equal(t, "api", change["source"])
+	assert.Equal(t, "alice@example.com", change["actor"])
+	assert.Contains(t, change["paths"], "/comment")
+	assert.Equal(t, float64(1), base["revision"])
+	assert.Equal(t, "baseline", base["source"])
+	updated, err := time.Parse(time.RFC3339Nano, old["updatedAt"].(string))
+	require.NoError(t, err)
+	at, err := time.Parse(time.RFC3339Nano, base["at"].(string))
+	require.NoError(t, err)
+	assert.True(t, updated.Equal(at), "the baseline is dated when the item was last written: %s, %s", updated, at)
+	assert.Equal(t, old["_etag"], base["etagAfter"])
+
+	// The baseline is the item exactly as the old release served it.
+	was := getJSON(t, path+"/history/1")
+	for k, v := range old {
+		if k == "revision" {
+			continue
+		}
+		assert.Equal(t, v, was[k], "key %s of the item as it was", k)
+	}
+	assert.Equal(t, float64(1), was["revision"])
+}
