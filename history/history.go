@@ -47,17 +47,30 @@ func at(ctx context.Context, rs gtc.RevisionStore, cur *gtc.Item, n int64) (*gtc
 	if n == cur.Revision {
 		return cur, nil
 	}
+	// The revisions after n, newest first, a page at a time: one read per MaxLimit revisions.
 	doc := codec.ItemStoredJSON(cur)
-	etag := ""
-	for r := cur.Revision; r > n; r-- {
-		rev, err := rs.Get(ctx, k.DatasetName, k.ID, r)
+	etag, next, cursor := "", cur.Revision, ""
+	for next > n {
+		page, err := rs.List(ctx, k.DatasetName, k.ID, cursor, MaxLimit)
 		if err != nil {
-			return nil, fmt.Errorf("history: revision %d of %s: %w", r, k, err)
+			return nil, fmt.Errorf("history: revisions of %s: %w", k, err)
 		}
-		if doc, err = codec.ApplyStored(doc, rev.Ops, true); err != nil {
-			return nil, fmt.Errorf("history: %s: %w: %w", k, gtc.ErrUnavailable, err)
+		for _, rev := range page.Revisions {
+			if rev.Number <= n {
+				break
+			}
+			if rev.Number != next {
+				return nil, ErrNoRevision(k, n) // not kept: pruned, or never recorded
+			}
+			if doc, err = codec.ApplyStored(doc, rev.Ops, true); err != nil {
+				return nil, fmt.Errorf("history: %s: %w: %w", k, gtc.ErrUnavailable, err)
+			}
+			etag, next = rev.ETagBefore, next-1
 		}
-		etag = rev.ETagBefore
+		if page.Next == "" && next > n {
+			return nil, ErrNoRevision(k, n)
+		}
+		cursor = page.Next
 	}
 	it, err := codec.DecodeStoredItem(doc)
 	if err != nil {
