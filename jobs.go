@@ -240,7 +240,11 @@ func (j *Jobs) runOne(e *jobEntry) {
 		e.job.Progress = p
 		j.mu.Unlock()
 	}
-	ctx, span := otel.Tracer("github.com/gtc-dev/gtc").Start(j.ctx, "job."+e.job.Type,
+	base := j.ctx
+	if e.job.CreatedBy != nil { // the job's writes are its creator's
+		base = WithCaller(base, Caller{UserID: *e.job.CreatedBy})
+	}
+	ctx, span := otel.Tracer("github.com/gtc-dev/gtc").Start(base, "job."+e.job.Type,
 		trace.WithAttributes(attribute.String("gtc.job.id", e.job.ID), attribute.String("gtc.job.type", e.job.Type)))
 	result, err := safeRun(ctx, e.fn, update)
 

@@ -284,7 +284,9 @@ func (b *Bulk) run(ex *execution) {
 // requests) is kept busy. The rate limit applies to every write. A shutdown, or twenty
 // failures in a row (a store outage), stops the walk: items not started stay pending.
 func (b *Bulk) writeChunk(ctx context.Context, ex *execution, from, to int) {
-	ctx = gtc.WithChange(ctx, gtc.Change{Source: gtc.SourceAgentPrefix + ex.op.OperationID, OperationID: ex.op.OperationID})
+	// The walk outlives the call that started it: its writes are the operation's actor's.
+	ctx = gtc.WithChange(gtc.WithCaller(ctx, gtc.Caller{UserID: ex.op.Actor}),
+		gtc.Change{Source: gtc.SourceAgentPrefix + ex.op.OperationID, OperationID: ex.op.OperationID})
 	idx := make(chan int)
 	var wg sync.WaitGroup
 	for range min(execWriters, to-from) {

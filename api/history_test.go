@@ -5,10 +5,12 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -165,4 +167,31 @@ func TestRestoreWritesAnEarlierRevisionAsTheNextOne(t *testing.T) {
 	newest := revs[0].(map[string]any)
 	assert.Equal(t, "restore", newest["source"])
 	assert.Equal(t, "bob@example.com", newest["actor"])
+}
+
+func TestRecomputeJobRecordsRevisionsInItsCreatorsName(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.importItems(basicItem("a", "1"))
+	ctx := context.Background()
+	k := h.key("a", "1")
+	cur, err := h.store.Items().Get(ctx, k)
+	require.NoError(t, err)
+	stale := cur.Clone()
+	stale.ComputedTags = []string{"turns:stale"}
+	_, err = h.store.Items().Replace(ctx, cur, stale)
+	require.NoError(t, err)
+
+	res := h.do(req{Method: http.MethodPost, Path: "/v1/ground-truths/recompute-tags?async=true&dataset=a", Header: map[string]string{"X-User-Id": "ops@example.com"}})
+	require.Equal(t, http.StatusAccepted, res.Status, string(res.Body))
+	id := res.Object(t)["id"].(string)
+	deadline := time.Now().Add(10 * time.Second)
+	for h.get("/v1/jobs/"+id).Object(t)["status"] != "succeeded" {
+		require.True(t, time.Now().Before(deadline), "the job did not finish")
+		time.Sleep(10 * time.Millisecond)
+	}
+	newest := h.get(itemPath(k) + "/history").Object(t)["revisions"].([]any)[0].(map[string]any)
+	assert.Equal(t, "recompute", newest["source"])
+	assert.Equal(t, "ops@example.com", newest["actor"], "a job writes in the name of whoever started it")
+	assert.Contains(t, newest["paths"], "/computedTags/0")
 }

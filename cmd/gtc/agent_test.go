@@ -180,6 +180,16 @@ func agentToolsFlow(t *testing.T, environ []string) {
 	require.Equal(t, false, u["isError"], u["content"])
 	for id, it := range items(t, s, "fb") {
 		assert.Equal(t, []string{"topic:instal"}, strs(it["manualTags"]), id)
+		// The item's history names both operations: the execution, then its undo.
+		revs := getJSON(t, s.base+"/v1/ground-truths/fb/"+it["bucket"].(string)+"/"+id+"/history")["revisions"].([]any)
+		require.GreaterOrEqual(t, len(revs), 3, id)
+		undone, done := revs[0].(map[string]any), revs[1].(map[string]any)
+		assert.Equal(t, "agent:"+opID, done["source"], id)
+		assert.Equal(t, opID, done["operationId"], id)
+		assert.Equal(t, "alice", done["actor"], id)
+		assert.Contains(t, done["paths"], "/manualTags/0", id)
+		assert.Regexp(t, `^agent:op_`, undone["source"], id)
+		assert.NotEqual(t, done["source"], undone["source"], "the undo is an operation of its own")
 	}
 
 	// The audit log is in the store: it survives a restart.
