@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -34,16 +35,13 @@ func (s *Server) handleHistory(c echo.Context) error {
 		q.fail("limit", "must be between 1 and "+strconv.Itoa(history.MaxLimit))
 	}
 	cursor := q.str("cursor")
-	if cursor != "" {
-		if n, err := strconv.ParseInt(cursor, 10, 64); err != nil || n < 1 {
-			q.fail("cursor", "not a cursor of this history")
-		}
-	}
 	if errs != nil || q.err() != nil {
 		return gtc.ValidationErrorMore(append(errs, q.errs...), q.more)
 	}
 	page, err := history.Page(c.Request().Context(), s.cur, k, cursor, limit)
-	if err != nil {
+	if errors.Is(err, gtc.ErrInvalidArgument) { // the store's cursors are its own
+		return gtc.ValidationError([]gtc.FieldError{{Field: "query.cursor", Message: "not a cursor of this history"}})
+	} else if err != nil {
 		return err
 	}
 	out := struct {

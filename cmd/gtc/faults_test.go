@@ -676,7 +676,7 @@ func checkRevisions(t *testing.T, base string, items map[ledger.Key]string, acke
 		cur := getJSON(t, base+"/v1/ground-truths/"+k.Dataset+"/"+k.Bucket+"/"+k.ID)
 		var revs []map[string]any
 		for cursor := ""; ; {
-			u := base + "/v1/ground-truths/" + k.Dataset + "/" + k.Bucket + "/" + k.ID + "/history?limit=200"
+			u := base + "/v1/ground-truths/" + k.Dataset + "/" + k.Bucket + "/" + k.ID + "/history?limit=7" // several pages per item
 			if cursor != "" {
 				u += "&cursor=" + url.QueryEscape(cursor)
 			}
