@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// Code below is the tool surface: names, descriptions and input schemas of the seven tools,
+// Code below is the tool surface: names, descriptions and input schemas of the tools,
 // the contract agents are given. Change them deliberately; the toolset version follows any
 // change.
 
@@ -33,6 +33,7 @@ const (
 	ToolDatasetStats      = "dataset_stats"
 	ToolSearchItems       = "search_items"
 	ToolGetItem           = "get_item"
+	ToolGetItemHistory    = "get_item_history"
 )
 
 // Input schemas, one raw JSON constant per tool.
@@ -74,12 +75,18 @@ const (
 	schemaGetItem = `{"type": "object", "additionalProperties": false, "required": ["dataset", "id"], "properties": {
   "dataset": {"type": "string", "minLength": 1, "maxLength": 200}, "id": {"type": "string", "minLength": 1, "maxLength": 200},
   "bucket": {"type": "string", "format": "uuid"}}}`
+	schemaGetItemHistory = `{"type": "object", "additionalProperties": false, "required": ["datasetName", "id"], "properties": {
+  "datasetName": {"type": "string", "minLength": 1, "maxLength": 200}, "id": {"type": "string", "minLength": 1, "maxLength": 200},
+  "bucket": {"type": "string", "format": "uuid", "description": "Only needed when the item id is in more than one bucket."},
+  "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+  "cursor": {"type": "string", "minLength": 1, "maxLength": 200, "description": "nextCursor of the previous answer, for older revisions."},
+  "withValues": {"type": "boolean", "default": false, "description": "Also give each revision's changes with old and new values (long values shortened)."}}}`
 )
 
 // Definition is what is fixed about a tool: what every listing publishes.
 type Definition struct {
 	Name, Title, Description, Schema string
-	// Writes marks the two tools that change items (destructiveHint); the others are
+	// Writes marks the tools that change items (destructiveHint); the others are
 	// read-only (readOnlyHint).
 	Writes bool
 }
@@ -87,7 +94,7 @@ type Definition struct {
 // Previews reports whether the tool previews or executes: its schema has dry_run.
 func (d Definition) Previews() bool { return strings.Contains(d.Schema, `"dry_run"`) }
 
-// Definitions returns the seven tools in the fixed listing order.
+// Definitions returns the tools in the fixed listing order.
 func Definitions() []Definition { return slices.Clone(definitions) }
 
 // Names returns the tool names in the fixed listing order.
@@ -100,7 +107,7 @@ func Names() []string {
 }
 
 // ToolsetVersion is the first 12 hex digits of the SHA-256 of the canonical definitions: the
-// seven tools in order, each with name, title, description, schema and annotations, as JSON
+// tools in order, each with name, title, description, schema and annotations, as JSON
 // with sorted keys and no insignificant whitespace. Any change to a definition changes it.
 func ToolsetVersion() (string, error) {
 	canon := make([]map[string]any, 0, len(definitions))
@@ -124,7 +131,7 @@ func ToolsetVersion() (string, error) {
 	return hex.EncodeToString(sum[:])[:12], nil
 }
 
-// definitions are the seven tools in listing order.
+// definitions are the tools in listing order.
 var definitions = []Definition{
 	{
 		Name:  ToolManageTags,
@@ -190,6 +197,17 @@ var definitions = []Definition{
 		Description: "Fetch one item in full: conversation turns, tags, status, assignment, comment and tool " +
 			"calls. Give dataset and id; bucket is optional.",
 		Schema: schemaGetItem,
+		Writes: false,
+	},
+	{
+		Name:  ToolGetItemHistory,
+		Title: "Item history",
+		Description: "Who changed one item, when, through what, and which fields: its recorded revisions, " +
+			"newest first (revision number, time, user, source such as api, import or " +
+			"agent:<operation id>, and the changed paths). With withValues=true each revision also " +
+			"lists its changes with the old and the new value, so you can say what a field said " +
+			"before. Give datasetName and id; page back with cursor.",
+		Schema: schemaGetItemHistory,
 		Writes: false,
 	},
 }

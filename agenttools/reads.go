@@ -14,6 +14,8 @@ import (
 type ReadsDeps struct {
 	// Store holds the items.
 	Store gtc.Store
+	// Curator reads item histories (package history); nil reads them over Store.
+	Curator *gtc.Curator
 	// Registry tells computed tags from manual ones (its static keys and dynamic prefixes);
 	// nil means the built-in plugins.
 	Registry *tagging.Registry
@@ -28,12 +30,13 @@ type ReadsDeps struct {
 }
 
 // Reads serves the read-only agent tools: tag_stats,
-// dataset_stats, search_items and get_item. Each method takes the tool input already
+// dataset_stats, search_items, get_item and get_item_history. Each method takes the tool input already
 // validated against its schema, trimmed, with defaults applied and typed (strings, ints,
 // bools, []string), and always answers with an envelope, errors included. It is safe for
 // concurrent use.
 type Reads struct {
 	store   gtc.Store
+	cur     *gtc.Curator
 	reg     *tagging.Registry
 	known   func(ctx context.Context) ([]string, error)
 	timeout time.Duration
@@ -42,7 +45,10 @@ type Reads struct {
 
 // NewReads builds the read tools over d.
 func NewReads(d ReadsDeps) *Reads {
-	r := &Reads{store: d.Store, reg: d.Registry, known: d.Known, timeout: d.Timeout, log: d.Logger}
+	r := &Reads{store: d.Store, cur: d.Curator, reg: d.Registry, known: d.Known, timeout: d.Timeout, log: d.Logger}
+	if r.cur == nil {
+		r.cur = gtc.NewCurator(gtc.CuratorDeps{Store: d.Store})
+	}
 	if r.reg == nil {
 		if reg, err := tagging.NewDefaultRegistry(); err == nil {
 			r.reg = reg

@@ -27,34 +27,9 @@ func (r *Reads) GetItem(ctx context.Context, args map[string]any) ToolResult {
 	dataset := argString(args, "dataset")
 	id := argString(args, "id")
 	items := r.store.Items()
-
-	var k gtc.Key
-	if raw := argString(args, "bucket"); raw != "" {
-		bucket, ok := gtc.ParseUUID(raw)
-		if !ok {
-			msg := "Invalid input: bucket must be a UUID (got '" + raw + "')."
-			return ToolFailure(CodeInvalidInput, msg, map[string]any{
-				"fields": []FieldProblem{{Field: "bucket", Message: "must be a UUID"}}})
-		}
-		k = gtc.Key{DatasetName: dataset, Bucket: bucket, ID: id}
-	} else {
-		var err error
-		k, err = items.Locate(ctx, dataset, id)
-		var ce *gtc.ConflictError
-		switch {
-		case errors.Is(err, gtc.ErrNotFound):
-			return rdNotFound(dataset, id, "")
-		case errors.As(err, &ce) && len(ce.All) > 1:
-			buckets := make([]string, len(ce.All))
-			for i, key := range ce.All {
-				buckets[i] = key.Bucket
-			}
-			return ToolFailure(CodeAmbiguousItem, fmt.Sprintf(
-				"Ambiguous: %s/%s exists in %d buckets (%s); the data breaks the uniqueness of dataset and id (gtc migrate reports it). Call get_item again with one of these buckets.",
-				dataset, id, len(buckets), strings.Join(buckets, ", ")), map[string]any{"buckets": buckets})
-		case err != nil:
-			return r.failure(ctx, tool, "locate the item", err)
-		}
+	k, fail := r.locate(ctx, tool, dataset, id, argString(args, "bucket"))
+	if fail != nil {
+		return *fail
 	}
 	it, err := items.Get(ctx, k)
 	if errors.Is(err, gtc.ErrNotFound) {
@@ -64,6 +39,41 @@ func (r *Reads) GetItem(ctx context.Context, args map[string]any) ToolResult {
 		return r.failure(ctx, tool, "read the item", err)
 	}
 	return ToolResult{Content: rdItemText(it), Data: json.RawMessage(codec.ItemAPIJSON(it))}
+}
+
+// locate finds the item of (dataset, id), in bucket when one is given (raw, not yet parsed).
+// Without a bucket an id found in more than one bucket is AMBIGUOUS_ITEM, naming the buckets
+// to call tool with again.
+func (r *Reads) locate(ctx context.Context, tool, dataset, id, bucket string) (gtc.Key, *ToolResult) {
+	if bucket != "" {
+		b, ok := gtc.ParseUUID(bucket)
+		if !ok {
+			res := ToolFailure(CodeInvalidInput, "Invalid input: bucket must be a UUID (got '"+bucket+"').", map[string]any{
+				"fields": []FieldProblem{{Field: "bucket", Message: "must be a UUID"}}})
+			return gtc.Key{}, &res
+		}
+		return gtc.Key{DatasetName: dataset, Bucket: b, ID: id}, nil
+	}
+	k, err := r.store.Items().Locate(ctx, dataset, id)
+	var ce *gtc.ConflictError
+	var res ToolResult
+	switch {
+	case err == nil:
+		return k, nil
+	case errors.Is(err, gtc.ErrNotFound):
+		res = rdNotFound(dataset, id, "")
+	case errors.As(err, &ce) && len(ce.All) > 1:
+		buckets := make([]string, len(ce.All))
+		for i, key := range ce.All {
+			buckets[i] = key.Bucket
+		}
+		res = ToolFailure(CodeAmbiguousItem, fmt.Sprintf(
+			"Ambiguous: %s/%s exists in %d buckets (%s); the data breaks the uniqueness of dataset and id (gtc migrate reports it). Call %s again with one of these buckets.",
+			dataset, id, len(buckets), strings.Join(buckets, ", "), tool), map[string]any{"buckets": buckets})
+	default:
+		res = r.failure(ctx, tool, "locate the item", err)
+	}
+	return gtc.Key{}, &res
 }
 
 // rdNotFound answers NOT_FOUND for an item key.

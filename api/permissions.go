@@ -95,11 +95,12 @@ var permissions = []Permission{
 	{"tool", agenttools.ToolDatasetStats, gtc.RoleViewer, ""},
 	{"tool", agenttools.ToolSearchItems, gtc.RoleViewer, ""},
 	{"tool", agenttools.ToolGetItem, gtc.RoleViewer, ""},
+	{"tool", agenttools.ToolGetItemHistory, gtc.RoleViewer, ""},
 
 	{"job", JobRecomputeTags, gtc.RoleAdmin, "`POST /v1/ground-truths/recompute-tags?async=true`"},
 	{"job", "agent tag execution", gtc.RoleCurator, "runs on after `manage_tags` or `undo_tag_operation` answers"},
 
-	{"command", "gtc serve, seed, import, export, recompute-tags, migrate, backup", gtc.RoleAdmin,
+	{"command", "gtc serve, seed, import, export, recompute-tags, migrate, backup, history", gtc.RoleAdmin,
 		"run with the store's own credentials, outside the API: whoever can run them has admin power"},
 }
 

@@ -65,7 +65,7 @@ type tool struct {
 	hasDryRun bool
 }
 
-// New binds a handler to each of the seven tools. Every tool needs a handler and every
+// New binds a handler to each of the tools. Every tool needs a handler and every
 // handler a tool.
 func New(handlers map[string]Handler, opts Options) (*Tools, error) {
 	if opts.ResolveCaller == nil {

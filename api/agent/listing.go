@@ -77,8 +77,8 @@ func (t *Tools) Listing(format string) (*Listing, error) {
 	return l, nil
 }
 
-// annotations are the MCP hints of a tool: read-only for the five readers, destructive for
-// the two writers.
+// annotations are the MCP hints of a tool: read-only for the readers, destructive for the
+// two writers.
 func annotations(d agenttools.Definition) *mcp.ToolAnnotations {
 	if d.Writes {
 		yes := true

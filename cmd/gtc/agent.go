@@ -15,7 +15,7 @@ import (
 func (a *app) agentTools(ctx context.Context) (*agent.Tools, *agenttools.Bulk, error) {
 	cfg := a.cfg
 	known := a.curator.Vocabulary().KnownTags
-	reads := agenttools.NewReads(agenttools.ReadsDeps{Store: a.store, Registry: a.tagger.Registry(), Known: known,
+	reads := agenttools.NewReads(agenttools.ReadsDeps{Store: a.store, Curator: a.curator, Registry: a.tagger.Registry(), Known: known,
 		Timeout: cfg.AgentToolTimeout.D(), Logger: a.log})
 	bulk := agenttools.NewBulk(agenttools.BulkDeps{Items: a.store.Items(), Saver: a.curator, Audit: a.store.AgentOperations(),
 		Pipeline: a.tagger, Known: known, Clock: a.clock, Log: a.log}, agenttools.BulkOptions{
@@ -37,6 +37,7 @@ func (a *app) agentTools(ctx context.Context) (*agent.Tools, *agenttools.Bulk, e
 		"dataset_stats":       readTool(reads.DatasetStats),
 		"search_items":        readTool(reads.SearchItems),
 		"get_item":            readTool(reads.GetItem),
+		"get_item_history":    readTool(reads.GetItemHistory),
 	}
 	opts := agent.Options{Version: version, ResolveCaller: api.CallerResolver(serverOptions(cfg).Auth),
 		Authorize: api.AuthorizeTool, Log: a.log}

@@ -99,6 +99,8 @@ Commands:
   export    export items to a file, stdout or export storage; list, show, get and prune stored
             snapshots (gtc export help)
   backup    write an online copy of the SQLite store to a file (gtc backup --help)
+  history   print an item's revisions, or the changes between two
+            (gtc history DATASET ID [--diff R1..R2] [--limit N])
   version   print the version
 
 Settings come from GTC_* environment variables; see README.md.
@@ -126,6 +128,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runMigrate(ctx, rest, stdin, stdout, stderr)
 	case "backup":
 		return runBackup(ctx, rest, stdout, stderr)
+	case "history":
+		return runHistory(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, version)
 		return nil
