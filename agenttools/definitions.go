@@ -75,12 +75,12 @@ const (
 	schemaGetItem = `{"type": "object", "additionalProperties": false, "required": ["dataset", "id"], "properties": {
   "dataset": {"type": "string", "minLength": 1, "maxLength": 200}, "id": {"type": "string", "minLength": 1, "maxLength": 200},
   "bucket": {"type": "string", "format": "uuid"}}}`
-	schemaGetItemHistory = `{"type": "object", "additionalProperties": false, "required": ["datasetName", "id"], "properties": {
-  "datasetName": {"type": "string", "minLength": 1, "maxLength": 200}, "id": {"type": "string", "minLength": 1, "maxLength": 200},
+	schemaGetItemHistory = `{"type": "object", "additionalProperties": false, "required": ["dataset", "id"], "properties": {
+  "dataset": {"type": "string", "minLength": 1, "maxLength": 200}, "id": {"type": "string", "minLength": 1, "maxLength": 200},
   "bucket": {"type": "string", "format": "uuid", "description": "Only needed when the item id is in more than one bucket."},
   "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
   "cursor": {"type": "string", "minLength": 1, "maxLength": 200, "description": "nextCursor of the previous answer, for older revisions."},
-  "withValues": {"type": "boolean", "default": false, "description": "Also give each revision's changes with old and new values (long values shortened)."}}}`
+  "with_values": {"type": "boolean", "default": false, "description": "Also give each revision's changes with old and new values (long values shortened)."}}}`
 )
 
 // Definition is what is fixed about a tool: what every listing publishes.
@@ -204,9 +204,9 @@ var definitions = []Definition{
 		Title: "Item history",
 		Description: "Who changed one item, when, through what, and which fields: its recorded revisions, " +
 			"newest first (revision number, time, user, source such as api, import or " +
-			"agent:<operation id>, and the changed paths). With withValues=true each revision also " +
+			"agent:<operation id>, and the changed paths). With with_values=true each revision also " +
 			"lists its changes with the old and the new value, so you can say what a field said " +
-			"before. Give datasetName and id; page back with cursor.",
+			"before. Give dataset and id; page back with cursor.",
 		Schema: schemaGetItemHistory,
 		Writes: false,
 	},

@@ -39,7 +39,7 @@ type HistoryData struct {
 }
 
 // HistoryRevision is one revision of a get_item_history answer. Changes is set only with
-// withValues. MorePaths and MoreChanges count what was left out past the limits.
+// with_values. MorePaths and MoreChanges count what was left out past the limits.
 type HistoryRevision struct {
 	Revision    int64           `json:"revision"`
 	At          string          `json:"at"`
@@ -67,12 +67,12 @@ type HistoryChange struct {
 }
 
 // GetItemHistory is the get_item_history tool: the recorded revisions of one item, newest
-// first. Args: datasetName, id, bucket (optional), limit, cursor (optional), withValues.
+// first. Args: dataset, id, bucket (optional), limit, cursor (optional), with_values.
 func (r *Reads) GetItemHistory(ctx context.Context, args map[string]any) ToolResult {
 	const tool = ToolGetItemHistory
 	ctx, cancel := r.begin(ctx)
 	defer cancel()
-	dataset, id := argString(args, "datasetName"), argString(args, "id")
+	dataset, id := argString(args, "dataset"), argString(args, "id")
 	k, fail := r.locate(ctx, tool, dataset, id, argString(args, "bucket"))
 	if fail != nil {
 		return *fail
@@ -90,7 +90,7 @@ func (r *Reads) GetItemHistory(ctx context.Context, args map[string]any) ToolRes
 		}
 		return r.failure(ctx, tool, "read the item's history", err)
 	}
-	withValues := argBool(args, "withValues", false)
+	withValues := argBool(args, "with_values", false)
 	data := HistoryData{DatasetName: k.DatasetName, Bucket: k.Bucket, ID: k.ID, Revisions: []HistoryRevision{}}
 	budget := histValueBudget
 	for _, rev := range page.Revisions {

@@ -54,7 +54,7 @@ func TestGetItemHistory(t *testing.T) {
 	r, _, k := histFixture(t)
 	ctx := context.Background()
 
-	res := r.GetItemHistory(ctx, map[string]any{"datasetName": "support", "id": "q-1"})
+	res := r.GetItemHistory(ctx, map[string]any{"dataset": "support", "id": "q-1"})
 	rdCheckEnvelope(t, res)
 	require.False(t, res.IsError, res.Content)
 	assert.Equal(t, strings.Join([]string{
@@ -72,14 +72,14 @@ func TestGetItemHistory(t *testing.T) {
 	require.Len(t, revs, 4)
 	assert.Equal(t, map[string]any{"revision": 4.0, "at": "2025-11-20T10:03:00.000Z", "actor": "carol@example.com",
 		"source": "agent:op_01JD0000000000000000000000", "operationId": "op_01JD0000000000000000000000",
-		"paths": []any{"/comment"}}, revs[0], "without withValues no changes")
+		"paths": []any{"/comment"}}, revs[0], "without with_values no changes")
 	assert.Equal(t, map[string]any{"revision": 2.0, "at": "2025-11-20T10:01:00.000Z", "actor": "alice@example.com",
 		"source": "api", "paths": []any{"/comment"}}, revs[2])
 }
 
 func TestGetItemHistoryWithValues(t *testing.T) {
 	r, _, _ := histFixture(t)
-	res := r.GetItemHistory(context.Background(), map[string]any{"datasetName": "support", "id": "q-1", "withValues": true})
+	res := r.GetItemHistory(context.Background(), map[string]any{"dataset": "support", "id": "q-1", "with_values": true})
 	rdCheckEnvelope(t, res)
 	require.False(t, res.IsError, res.Content)
 	lines := strings.Split(res.Content, "\n")
@@ -115,7 +115,7 @@ func TestGetItemHistoryPages(t *testing.T) {
 	cursor := ""
 	for pages := 0; ; pages++ {
 		require.Less(t, pages, 5)
-		args := map[string]any{"datasetName": "support", "id": "q-1", "limit": 3}
+		args := map[string]any{"dataset": "support", "id": "q-1", "limit": 3}
 		if cursor != "" {
 			args["cursor"] = cursor
 		}
@@ -138,21 +138,21 @@ func TestGetItemHistoryErrors(t *testing.T) {
 	r, _, k := histFixture(t)
 	ctx := context.Background()
 	for _, args := range []map[string]any{
-		{"datasetName": "support", "id": "nope"},
-		{"datasetName": "nope", "id": "q-1"},
-		{"datasetName": "support", "id": "q-1", "bucket": gtc.DeriveBucket("x", "y")},
+		{"dataset": "support", "id": "nope"},
+		{"dataset": "nope", "id": "q-1"},
+		{"dataset": "support", "id": "q-1", "bucket": gtc.DeriveBucket("x", "y")},
 	} {
 		res := r.GetItemHistory(ctx, args)
 		rdCheckEnvelope(t, res)
 		assert.Equal(t, CodeNotFound, rdErrCode(t, res), "%v", args)
-		assert.True(t, strings.HasPrefix(res.Content, "Not found: no item "+args["datasetName"].(string)+"/"+args["id"].(string)), res.Content)
+		assert.True(t, strings.HasPrefix(res.Content, "Not found: no item "+args["dataset"].(string)+"/"+args["id"].(string)), res.Content)
 	}
-	res := r.GetItemHistory(ctx, map[string]any{"datasetName": "support", "id": "q-1", "cursor": "yesterday"})
+	res := r.GetItemHistory(ctx, map[string]any{"dataset": "support", "id": "q-1", "cursor": "yesterday"})
 	rdCheckEnvelope(t, res)
 	assert.Equal(t, CodeInvalidInput, rdErrCode(t, res))
 	assert.Contains(t, res.Content, "cursor 'yesterday'")
 
-	res = r.GetItemHistory(ctx, map[string]any{"datasetName": "support", "id": "q-1", "bucket": k.Bucket})
+	res = r.GetItemHistory(ctx, map[string]any{"dataset": "support", "id": "q-1", "bucket": k.Bucket})
 	require.False(t, res.IsError, res.Content)
 	assert.Len(t, rdJSON(t, res)["revisions"], 4, "with its bucket the item is found as without")
 }
@@ -176,7 +176,7 @@ func TestGetItemHistoryBoundsLargeValues(t *testing.T) {
 		cur, err = st.Items().Replace(ctx, cur, next)
 		require.NoError(t, err)
 	}
-	res := rdNew(t, st).GetItemHistory(context.Background(), map[string]any{"datasetName": "big", "id": "b-1", "limit": 100, "withValues": true})
+	res := rdNew(t, st).GetItemHistory(context.Background(), map[string]any{"dataset": "big", "id": "b-1", "limit": 100, "with_values": true})
 	rdCheckEnvelope(t, res)
 	require.False(t, res.IsError, res.Content)
 	assert.True(t, strings.HasSuffix(res.Content, "more lines"), "the text ends with the count of lines left out")

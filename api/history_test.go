@@ -186,7 +186,7 @@ func TestRecomputeJobRecordsRevisionsInItsCreatorsName(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, res.Status, string(res.Body))
 	id := res.Object(t)["id"].(string)
 	deadline := time.Now().Add(10 * time.Second)
-	for h.get("/v1/jobs/"+id).Object(t)["status"] != "succeeded" {
+	for h.get("/v1/jobs/" + id).Object(t)["status"] != "succeeded" {
 		require.True(t, time.Now().Before(deadline), "the job did not finish")
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -142,7 +142,7 @@ func TestItemHistoryToolOverHTTP(t *testing.T) {
 	seedHistory(t, ts)
 	for _, withValues := range []bool{false, true} {
 		code, body := send(t, ts, http.MethodPost, "/v1/agent/tools/get_item_history", "carol@example.com", nil,
-			map[string]any{"datasetName": "support", "id": "q1", "withValues": withValues})
+			map[string]any{"dataset": "support", "id": "q1", "with_values": withValues})
 		require.Equal(t, http.StatusOK, code, string(body))
 		var res struct {
 			Content string         `json:"content"`
@@ -155,17 +155,17 @@ func TestItemHistoryToolOverHTTP(t *testing.T) {
 	}
 
 	code, body := send(t, ts, http.MethodPost, "/v1/agent/tools/get_item_history", "carol@example.com", nil,
-		map[string]any{"datasetName": "support", "id": "q2"})
+		map[string]any{"dataset": "support", "id": "q2"})
 	require.Equal(t, http.StatusOK, code, string(body))
 	assert.Contains(t, string(body), `"code":"NOT_FOUND"`)
 	assert.Contains(t, string(body), "Not found: no item support/q2")
 
 	code, body = send(t, ts, http.MethodPost, "/v1/agent/tools/get_item_history", "carol@example.com", nil,
-		map[string]any{"datasetName": "support", "id": "q1", "limit": 500, "withValues": "yes"})
+		map[string]any{"dataset": "support", "id": "q1", "limit": 500, "with_values": "yes"})
 	require.Equal(t, http.StatusOK, code, string(body))
 	assert.Contains(t, string(body), `"code":"INVALID_INPUT"`)
 	assert.Contains(t, string(body), "limit")
-	assert.Contains(t, string(body), "withValues")
+	assert.Contains(t, string(body), "with_values")
 }
 
 func TestItemHistoryToolOverMCP(t *testing.T) {
@@ -178,14 +178,14 @@ func TestItemHistoryToolOverMCP(t *testing.T) {
 	t.Cleanup(func() { _ = cs.Close() })
 	for _, withValues := range []bool{false, true} {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_item_history",
-			Arguments: map[string]any{"datasetName": "support", "id": "q1", "withValues": withValues}})
+			Arguments: map[string]any{"dataset": "support", "id": "q1", "with_values": withValues}})
 		require.NoError(t, err)
 		require.False(t, res.IsError)
 		text := res.Content[0].(*mcp.TextContent).Text
 		checkHistory(t, text, plain(t, res.StructuredContent).(map[string]any), withValues)
 	}
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_item_history",
-		Arguments: map[string]any{"datasetName": "support", "id": "q1", "cursor": "not-a-cursor"}})
+		Arguments: map[string]any{"dataset": "support", "id": "q1", "cursor": "not-a-cursor"}})
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
 	assert.Contains(t, res.Content[0].(*mcp.TextContent).Text, "cursor 'not-a-cursor'")
