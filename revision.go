@@ -41,6 +41,14 @@ type Revision struct {
 	ETagBefore  string    `json:"etagBefore"`
 	ETagAfter   string    `json:"etagAfter"`
 	Ops         []PatchOp `json:"ops"`
+	// PrunedBefore is set on the oldest revision an item keeps once retention has deleted
+	// older ones (or the item was written while history was switched off): the revisions
+	// numbered below it are gone. It is this revision's own number; 0 on every other one.
+	PrunedBefore int64 `json:"prunedBefore,omitempty"`
+	// Base is the item's stored document (its revision key aside) as it was after this
+	// revision, kept on the oldest revision once older ones are pruned, so that this version
+	// and every later one can still be rebuilt forward. Empty on every other revision.
+	Base json.RawMessage `json:"base,omitzero"`
 }
 
 // PatchOp is one field-level change, in the manner of a JSON Patch (RFC 6902) operation that
@@ -62,6 +70,22 @@ func (r *Revision) Paths() []string {
 	}
 	return out
 }
+
+// HistoryOptions configure how a store keeps revisions. The zero value records every write's
+// revision and keeps them all.
+type HistoryOptions struct {
+	// Disabled records no revisions. Items still get their revision numbers, so switching
+	// history on again continues the numbering, with a gap where nothing was recorded.
+	Disabled bool
+	// MaxRevisions > 0 keeps at most that many revisions per item: a revision is pruned once
+	// the item has a revision numbered MaxRevisions or more above it.
+	MaxRevisions int
+	// MaxAge > 0 prunes revisions recorded longer ago than that.
+	MaxAge time.Duration
+}
+
+// Prunes reports whether o deletes any revisions.
+func (o HistoryOptions) Prunes() bool { return o.MaxRevisions > 0 || o.MaxAge > 0 }
 
 // RevisionPage is one page of an item's revisions, newest first; Next is "" after the last.
 type RevisionPage struct {

@@ -164,6 +164,10 @@ type Config struct {
 	AgentWriteRoles         CSV      `split_words:"true" desc:"roles allowed to execute agent tag changes (comma-separated); empty: any caller"`
 	AgentAuditRetentionDays int      `split_words:"true" default:"0" desc:"days agent audit entries are kept; 0 keeps them forever"`
 
+	HistoryEnabled       Bool `split_words:"true" default:"true" desc:"record a revision with every item write (false: none are recorded, for measuring their cost)"`
+	HistoryRetentionDays int  `split_words:"true" default:"0" desc:"days item revisions are kept, pruned as each item is written; the latest always stays; 0 keeps them all"`
+	HistoryMaxRevisions  int  `split_words:"true" default:"0" desc:"most revisions kept per item, the oldest pruned as it is written; 0 keeps them all"`
+
 	// portSet records whether GTC_PORT was set explicitly: only then does a
 	// different port in GTC_ADDR conflict.
 	portSet bool
@@ -468,6 +472,12 @@ func (c *Config) validateAgent() Problems {
 	if c.AgentAuditRetentionDays < 0 {
 		p = append(p, fmt.Sprintf("GTC_AGENT_AUDIT_RETENTION_DAYS=%d: must be 0 (keep forever) or more", c.AgentAuditRetentionDays))
 	}
+	if c.HistoryRetentionDays < 0 {
+		p = append(p, fmt.Sprintf("GTC_HISTORY_RETENTION_DAYS=%d: must be 0 (keep all) or more", c.HistoryRetentionDays))
+	}
+	if c.HistoryMaxRevisions < 0 {
+		p = append(p, fmt.Sprintf("GTC_HISTORY_MAX_REVISIONS=%d: must be 0 (no limit) or more", c.HistoryMaxRevisions))
+	}
 	return p
 }
 
@@ -735,6 +745,15 @@ func (c *Config) ListenAddr() string {
 		return net.JoinHostPort(strings.Trim(c.Addr, "[]"), strconv.Itoa(c.Port))
 	}
 	return ":" + strconv.Itoa(c.Port)
+}
+
+// History is the history options of the item stores.
+func (c *Config) History() gtc.HistoryOptions {
+	return gtc.HistoryOptions{
+		Disabled:     !bool(c.HistoryEnabled),
+		MaxRevisions: c.HistoryMaxRevisions,
+		MaxAge:       time.Duration(c.HistoryRetentionDays) * 24 * time.Hour,
+	}
 }
 
 // SQLitePath is the database file: GTC_SQLITE_PATH, else $GTC_DATA_DIR/gtc.db.

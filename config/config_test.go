@@ -54,6 +54,26 @@ var specNames = []string{
 	"GTC_AGENT_PREVIEW_CACHE_SIZE", "GTC_AGENT_PREVIEW_CACHE_ITEMS", "GTC_AGENT_PREVIEWS_PER_USER",
 	"GTC_AGENT_WRITES_PER_SECOND", "GTC_AGENT_MAX_CONCURRENT_OPS", "GTC_AGENT_WRITE_RETRIES",
 	"GTC_AGENT_TOOL_TIMEOUT", "GTC_AGENT_EXEC_WAIT", "GTC_AGENT_WRITE_ROLES", "GTC_AGENT_AUDIT_RETENTION_DAYS",
+	"GTC_HISTORY_ENABLED", "GTC_HISTORY_RETENTION_DAYS", "GTC_HISTORY_MAX_REVISIONS",
+}
+
+// The history settings become the stores' history options; negative limits are refused.
+func TestHistorySettings(t *testing.T) {
+	cleanEnv(t)
+	c, err := Load()
+	require.NoError(t, err)
+	assert.Equal(t, gtc.HistoryOptions{}, c.History(), "by default every revision is recorded and kept")
+
+	t.Setenv("GTC_HISTORY_ENABLED", "false")
+	t.Setenv("GTC_HISTORY_RETENTION_DAYS", "30")
+	t.Setenv("GTC_HISTORY_MAX_REVISIONS", "50")
+	c, err = Load()
+	require.NoError(t, err)
+	assert.Equal(t, gtc.HistoryOptions{Disabled: true, MaxRevisions: 50, MaxAge: 30 * 24 * time.Hour}, c.History())
+
+	t.Setenv("GTC_HISTORY_MAX_REVISIONS", "-1")
+	_, err = Load()
+	require.ErrorContains(t, err, "GTC_HISTORY_MAX_REVISIONS=-1")
 }
 
 func TestNamesMatchTheSpec(t *testing.T) {

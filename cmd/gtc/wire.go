@@ -319,6 +319,7 @@ func (a *app) openStore(ctx context.Context) (gtc.Store, error) {
 			BusyTimeout:     cfg.SqliteBusyTimeout.D(),
 			ReadConnections: cfg.SqliteReadConnections,
 			Random:          rand.Reader,
+			History:         cfg.History(),
 			Logger:          log,
 		})
 		if err != nil {
@@ -377,6 +378,7 @@ func cosmosOptions(cfg *config.Config) cosmos.Options {
 	return cosmos.Options{
 		Endpoint: cfg.CosmosEndpoint,
 		Database: cfg.CosmosDBName,
+		History:  cfg.History(),
 		Containers: cosmos.Containers{
 			GroundTruth:     cfg.CosmosContainerGT,
 			Assignments:     cfg.CosmosContainerAssignments,

@@ -29,6 +29,10 @@ func TestConformance(t *testing.T) {
 			transports.Store(gtc.Store(s), tr)
 			return s
 		},
+		NewHistory: func(t *testing.T, o gtc.HistoryOptions, c gtc.Clock) gtc.Store {
+			s, _ := cosmostest.Open(t, env, func(opts *cosmos.Options) { opts.Clock, opts.History = c, o })
+			return s
+		},
 		Raw: func(t *testing.T, s gtc.Store, doc map[string]any) {
 			cosmostest.InsertRaw(t, env, s.(*cosmos.Store), doc)
 		},

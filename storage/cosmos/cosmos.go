@@ -147,6 +147,11 @@ type Options struct {
 	LogQueryMetrics bool
 	SlowQueriesOnly bool
 	SlowQueryRU     float64
+	// History configures the item revisions: whether they are recorded, and how many and how
+	// old ones are kept (the zero value records and keeps them all). Retention runs inside
+	// the item writes: each write's batch deletes at most 16 of the item's revisions that the
+	// settings no longer keep, after one query for the item's oldest revisions.
+	History gtc.HistoryOptions
 	// Clock stamps registry and marker documents (default the system clock).
 	Clock gtc.Clock
 	// Random feeds write ids (default crypto/rand).

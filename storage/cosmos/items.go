@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
@@ -146,12 +147,12 @@ func (is *itemStore) Create(ctx context.Context, it *gtc.Item) (*gtc.Item, error
 // if its ETag is ifMatch, and sets p.stored.ETag. With revs (revision documents), it writes
 // them in the same transactional batch. An ambiguous outcome is resolved by the write id
 // (landed); any other failure is returned as the SDK reported it, for the caller to map.
-func (is *itemStore) write(ctx context.Context, k gtc.Key, p *preparedItem, ifMatch string, revs [][]byte) error {
+func (is *itemStore) write(ctx context.Context, k gtc.Key, p *preparedItem, ifMatch string, revs *revWrites) error {
 	pk := itemKey(k.DatasetName, k.Bucket)
 	var etag string
 	var err error
 	switch {
-	case len(revs) > 0:
+	case revs != nil && len(revs.docs) > 0:
 		etag, err = is.writeBatch(ctx, k, p, ifMatch, revs)
 	case ifMatch == "":
 		var resp azcosmos.ItemResponse
@@ -243,20 +244,107 @@ func (is *itemStore) Replace(ctx context.Context, prev, next *gtc.Item) (*gtc.It
 	return p.stored, nil
 }
 
+// revWrites are the revision documents a write upserts in its batch and the ids of the
+// revision documents it deletes there (retention).
+type revWrites struct {
+	docs    [][]byte
+	deletes []string
+}
+
+// cosmosPruneLimit bounds the revisions one write prunes: the batch holds the item, its one
+// or two revisions, the rewritten oldest kept one and these deletes, well under the 100
+// operations a transactional batch allows.
+const cosmosPruneLimit = 16
+
+// pruneBatchBytes bounds the documents of a batch that prunes: a write whose item and
+// revisions are larger postpones its pruning to a later write rather than exceed the 2 MB a
+// transactional batch allows.
+const pruneBatchBytes = 1 << 20
+
 // revisionDocs are the revision documents of writing next (as stored) over prev (nil for a
-// create) at k, made now.
-func (s *Store) revisionDocs(ctx context.Context, k gtc.Key, prev, next *gtc.Item) ([][]byte, error) {
-	revs, err := codec.ItemRevisions(ctx, prev, next, s.clock.Now())
+// create) at k, made now, with what retention prunes in the same batch: none when history
+// is switched off.
+func (s *Store) revisionDocs(ctx context.Context, k gtc.Key, prev, next *gtc.Item) (*revWrites, error) {
+	if s.opts.History.Disabled {
+		return nil, nil
+	}
+	now := s.clock.Now()
+	revs, err := codec.ItemRevisions(ctx, prev, next, now)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", gtc.ErrInvalidArgument, err)
 	}
-	docs := make([][]byte, len(revs))
-	for i, r := range revs {
-		if docs[i], err = revisionDocument(k, r); err != nil {
+	out := &revWrites{}
+	if o := s.opts.History; codec.MayPrune(o, next.Revision) {
+		plan, err := s.planPrune(ctx, k, revs, codec.ItemStoredJSON(next), now)
+		if err != nil {
 			return nil, err
 		}
+		if plan.Pruning() {
+			var docs [][]byte
+			size := len(codec.ItemStoredJSON(next))
+			for _, r := range append(plan.Write, plan.Rebased) {
+				if r == nil {
+					continue
+				}
+				d, err := revisionDocument(k, r)
+				if err != nil {
+					return nil, err
+				}
+				docs, size = append(docs, d), size+len(d)
+			}
+			if size <= pruneBatchBytes {
+				out.docs = docs
+				for _, n := range plan.Delete {
+					out.deletes = append(out.deletes, revisionDocID(k.ID, n))
+				}
+				return out, nil
+			}
+		}
 	}
-	return docs, nil
+	for _, r := range revs {
+		d, err := revisionDocument(k, r)
+		if err != nil {
+			return nil, err
+		}
+		out.docs = append(out.docs, d)
+	}
+	return out, nil
+}
+
+// planPrune reads the item's oldest revisions (one single-partition query) and decides
+// what the write recording revs prunes.
+func (s *Store) planPrune(ctx context.Context, k gtc.Key, revs []*gtc.Revision, doc []byte, now time.Time) (codec.Prune, error) {
+	const op = "prune revisions"
+	read := func(above, below int64, top int) ([]*gtc.Revision, error) {
+		p := partition{Dataset: k.DatasetName, Bucket: k.Bucket}
+		b := partitionWhere(p)
+		b.add("c.docType = '" + docTypeRevision + "'")
+		b.add("c.itemId = " + b.named("@id", k.ID))
+		b.add("c.number > " + b.named("@above", above))
+		b.add("c.number < " + b.named("@below", below))
+		text := "SELECT c.number, c.gtcRevision FROM c WHERE " + b.where() + " ORDER BY c.number ASC"
+		if top > 0 {
+			b.named("@n", top)
+			text = "SELECT TOP @n c.number, c.gtcRevision FROM c WHERE " + b.where() + " ORDER BY c.number ASC"
+		}
+		var out []*gtc.Revision
+		err := s.rows(ctx, s.gt, op, sqlQuery{text: text, params: b.params, pk: &p}, func(row []byte) error {
+			r, err := decodeRevisionDoc(row)
+			if err != nil {
+				return fmt.Errorf("cosmos: %s %s: %w", op, k, err)
+			}
+			out = append(out, r)
+			return nil
+		})
+		return out, err
+	}
+	below := revs[0].Number
+	oldest, err := read(0, below, cosmosPruneLimit+1)
+	if err != nil {
+		return codec.Prune{}, err
+	}
+	later := func(n int64) ([]*gtc.Revision, error) { return read(n, below, 0) }
+	return codec.PlanPrune(s.opts.History, oldest, revs, doc, now, cosmosPruneLimit, later)
 }
 
 // DeleteDataset removes the dataset's items, revisions, curation document, assignment records and,

@@ -114,7 +114,7 @@ func (e *batchError) Error() string {
 // on ifMatch) and creates or overwrites the revision documents revs, in one transactional
 // batch. It returns the item's new ETag, "" when the answer has none. A batch that was not
 // committed is a *batchError.
-func (is *itemStore) writeBatch(ctx context.Context, k gtc.Key, p *preparedItem, ifMatch string, revs [][]byte) (string, error) {
+func (is *itemStore) writeBatch(ctx context.Context, k gtc.Key, p *preparedItem, ifMatch string, revs *revWrites) (string, error) {
 	b := is.s.gt.NewTransactionalBatch(itemKey(k.DatasetName, k.Bucket))
 	if ifMatch == "" {
 		b.CreateItem(p.doc, nil)
@@ -123,8 +123,11 @@ func (is *itemStore) writeBatch(ctx context.Context, k gtc.Key, p *preparedItem,
 	}
 	// Upserts, not creates: a revision document left behind by an interrupted dataset
 	// deletion (whose items are gone) is overwritten by the item created again in its place.
-	for _, r := range revs {
+	for _, r := range revs.docs {
 		b.UpsertItem(r, nil)
+	}
+	for _, id := range revs.deletes {
+		b.DeleteItem(id, nil)
 	}
 	resp, err := is.s.gt.ExecuteTransactionalBatch(ctx, b, nil)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	gtc "github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/codec"
@@ -27,8 +28,12 @@ type preparedItem struct {
 	doc    string
 	fields gtc.IndexFields
 	tags   []string
-	// revisions are what the write records (their stored JSON), in the same transaction.
+	// revisions are what the write records (their stored JSON), in the same transaction;
+	// revs are the same revisions, which retention may change inside it.
 	revisions []revisionRow
+	revs      []*gtc.Revision
+	history   gtc.HistoryOptions
+	at        time.Time
 }
 
 // revisionRow is one revision ready to be inserted.
@@ -73,8 +78,12 @@ func (s *Store) prepareItem(ctx context.Context, op string, prev, it *gtc.Item) 
 		return nil, fmt.Errorf("sqlite: %s: %w: unknown status %q", op, gtc.ErrInvalidArgument, stored.Status)
 	}
 	stored.ETag = s.newETag()
-	p := &preparedItem{stored: stored, doc: string(doc), fields: gtc.Derive(stored), tags: stored.Tags()}
-	revs, err := codec.ItemRevisions(ctx, prev, stored, s.clock.Now())
+	p := &preparedItem{stored: stored, doc: string(doc), fields: gtc.Derive(stored), tags: stored.Tags(),
+		history: s.history, at: s.clock.Now()}
+	if s.history.Disabled {
+		return p, nil
+	}
+	revs, err := codec.ItemRevisions(ctx, prev, stored, p.at)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w: item %s: %w", op, gtc.ErrInvalidArgument, it.Key(), err)
 	}
@@ -91,16 +100,93 @@ func (s *Store) prepareItem(ctx context.Context, op string, prev, it *gtc.Item) 
 		}
 		p.revisions = append(p.revisions, revisionRow{r.Number, b})
 	}
+	p.revs = revs
 	return p, nil
 }
 
-// insertRevisions records the write's revisions inside its transaction.
+// pruneLimit bounds the revisions one write prunes, so that lowering the retention settings
+// never makes a single write long: an item's excess goes over its next writes.
+const pruneLimit = 32
+
+// insertRevisions records the write's revisions inside its transaction, and applies the
+// retention settings to the item's revisions there: at most pruneLimit of the oldest are
+// deleted, and the oldest kept one is rewritten with the item as it was after it.
 func insertRevisions(w *wtx, st *statements, p *preparedItem, op string) error {
 	k := p.stored.Key()
+	if len(p.revs) > 0 && codec.MayPrune(p.history, p.revs[len(p.revs)-1].Number) {
+		if err := prune(w, st, p, op); err != nil {
+			return err
+		}
+	}
 	for _, r := range p.revisions {
 		if _, err := w.stmt(st.revisionInsert).Exec(k.DatasetName, k.ID, r.n, string(r.doc)); err != nil {
 			return wrapErr(op+" revision", err)
 		}
+	}
+	return nil
+}
+
+// prune applies the retention settings in the write's transaction: it reads the item's
+// oldest revisions, deletes the ones codec.PlanPrune drops and rewrites the oldest kept one;
+// p.revisions become the revisions the plan writes.
+func prune(w *wtx, st *statements, p *preparedItem, op string) error {
+	k := p.stored.Key()
+	below := p.revs[0].Number
+	read := func(stmt *sql.Stmt, args ...any) ([]*gtc.Revision, error) {
+		rows, err := w.stmt(stmt).Query(args...)
+		if err != nil {
+			return nil, wrapErr(op+" revisions", err)
+		}
+		defer rows.Close()
+		var out []*gtc.Revision
+		for rows.Next() {
+			var doc []byte
+			if err := rows.Scan(&doc); err != nil {
+				return nil, wrapErr(op+" revisions", err)
+			}
+			r, err := codec.DecodeRevision(doc)
+			if err != nil {
+				return nil, fmt.Errorf("sqlite: %s: %w: %w", op, gtc.ErrUnavailable, err)
+			}
+			out = append(out, r)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, wrapErr(op+" revisions", err)
+		}
+		return out, nil
+	}
+	oldest, err := read(st.revisionOldest, k.DatasetName, k.ID, below, pruneLimit+1)
+	if err != nil {
+		return err
+	}
+	later := func(n int64) ([]*gtc.Revision, error) {
+		return read(st.revisionBetween, k.DatasetName, k.ID, n, below)
+	}
+	plan, err := codec.PlanPrune(p.history, oldest, p.revs, []byte(p.doc), p.at, pruneLimit, later)
+	if err != nil {
+		return err
+	}
+	for _, n := range plan.Delete {
+		if _, err := w.stmt(st.revisionDelete).Exec(k.DatasetName, k.ID, n); err != nil {
+			return wrapErr(op+" prune revisions", err)
+		}
+	}
+	if plan.Rebased != nil {
+		b, err := codec.AppendRevision(nil, plan.Rebased)
+		if err != nil {
+			return fmt.Errorf("sqlite: %s: revision of %s: %w", op, k, err)
+		}
+		if _, err := w.stmt(st.revisionUpdate).Exec(string(b), k.DatasetName, k.ID, plan.Rebased.Number); err != nil {
+			return wrapErr(op+" prune revisions", err)
+		}
+	}
+	p.revisions = p.revisions[:0]
+	for _, r := range plan.Write {
+		b, err := codec.AppendRevision(nil, r)
+		if err != nil {
+			return fmt.Errorf("sqlite: %s: revision of %s: %w", op, k, err)
+		}
+		p.revisions = append(p.revisions, revisionRow{r.Number, b})
 	}
 	return nil
 }

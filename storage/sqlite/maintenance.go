@@ -436,11 +436,13 @@ func (s *Store) prepareBody(ctx context.Context, op string, prev gtc.RawDoc, bod
 		return nil, fmt.Errorf("sqlite: %s: %w: body is not a stored item document: %w", op, gtc.ErrInvalidArgument, err)
 	}
 	var before *gtc.Item
-	if prev.IndexVersion > 0 {
-		if b, err := json.Marshal(prev.Body); err == nil {
-			if before, err = codec.DecodeStoredItem(b); err == nil {
-				before.ETag = prev.ETag
-			}
+	if b, err := json.Marshal(prev.Body); err == nil {
+		// A document with a revision number is an item whatever its index version (an index
+		// format older than this build's included); one without is an item written before
+		// revisions were kept when it has an index version, else a legacy document.
+		if d, err := codec.DecodeStoredItem(b); err == nil && (d.Revision > 0 || prev.IndexVersion > 0) {
+			before = d
+			before.ETag = prev.ETag
 		}
 	}
 	if gtc.ChangeFrom(ctx) == (gtc.Change{Source: gtc.SourceAPI}) {
@@ -510,7 +512,10 @@ func (m *maintenance) ReplaceRaw(ctx context.Context, prev gtc.RawDoc, body map[
 		} else if n == 0 {
 			return notWritten(w, st, op, k)
 		}
-		return syncTags(w, st, cur.pk, oldTags, cur.status, p)
+		if err := syncTags(w, st, cur.pk, oldTags, cur.status, p); err != nil {
+			return err
+		}
+		return insertRevisions(w, st, p, op)
 	})
 	if err != nil {
 		return gtc.RawDoc{}, err

@@ -57,16 +57,22 @@ type Options struct {
 	// Clock stamps the meta rows: the creation of a new database and the migration marker
 	// (default the system clock).
 	Clock gtc.Clock
+	// History configures the item revisions: whether they are recorded, and how many and how
+	// old ones are kept (the zero value records and keeps them all). Retention runs inside
+	// the item writes: each write deletes at most 32 of the item's revisions that the
+	// settings no longer keep.
+	History gtc.HistoryOptions
 	// Logger receives migrations and shutdown problems (default: discarded).
 	Logger *slog.Logger
 }
 
 // Store is the SQLite implementation of gtc.Store.
 type Store struct {
-	path   string
-	memory bool
-	log    *slog.Logger
-	clock  gtc.Clock
+	path    string
+	memory  bool
+	log     *slog.Logger
+	clock   gtc.Clock
+	history gtc.HistoryOptions
 
 	wdb *sql.DB // one connection; every write
 	rdb *sql.DB // query_only readers; the same pool as wdb for :memory:
@@ -142,6 +148,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		memory:     opts.Path == MemoryPath,
 		log:        logger,
 		clock:      clock,
+		history:    opts.History,
 		random:     random,
 		queue:      make(chan *writeOp),
 		stop:       make(chan struct{}),

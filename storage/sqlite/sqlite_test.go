@@ -43,6 +43,9 @@ func TestConformanceFile(t *testing.T) {
 		New: func(t *testing.T) gtc.Store {
 			return openTest(t, Options{Path: filepath.Join(t.TempDir(), "data", "gtc.db"), Clock: clock})
 		},
+		NewHistory: func(t *testing.T, o gtc.HistoryOptions, c gtc.Clock) gtc.Store {
+			return openTest(t, Options{Path: filepath.Join(t.TempDir(), "data", "gtc.db"), Clock: c, History: o})
+		},
 		Raw: insertRaw,
 		// The store notices a removed database file although its descriptors still read the
 		// old one (storetest behaviour 39, PingUnavailable).
@@ -65,6 +68,9 @@ func TestConformanceMemory(t *testing.T) {
 		Scale: 200,
 		New: func(t *testing.T) gtc.Store {
 			return openTest(t, Options{Path: MemoryPath, Clock: clock})
+		},
+		NewHistory: func(t *testing.T, o gtc.HistoryOptions, c gtc.Clock) gtc.Store {
+			return openTest(t, Options{Path: MemoryPath, Clock: c, History: o})
 		},
 		Raw: insertRaw,
 		// An in-memory database has no file to remove; closing its only pool is the closest

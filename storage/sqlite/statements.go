@@ -28,6 +28,8 @@ type statements struct {
 	savepoint, release, rollbackTo                *sql.Stmt
 	keyOf, insertItem, currentOf                  *sql.Stmt
 	revisionInsert, revisionList, revisionGet     *sql.Stmt
+	revisionOldest, revisionBetween               *sql.Stmt
+	revisionDelete, revisionUpdate                *sql.Stmt
 	update                                        [updateVariants]*sql.Stmt
 	insertTag, deleteTag, deleteTagsOf            *sql.Stmt
 	deleteItems, deleteCuration                   *sql.Stmt
@@ -93,6 +95,12 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	st.deleteTag = p(wdb, `DELETE FROM item_tags WHERE item_pk = ? AND tag = ?`)
 	st.deleteTagsOf = p(wdb, `DELETE FROM item_tags WHERE item_pk = ?`)
 	st.deleteItems = p(wdb, `DELETE FROM items WHERE dataset_name = ?`)
+	st.revisionOldest = p(wdb, `SELECT doc FROM item_revisions WHERE dataset_name = ? AND id = ? AND n < ?
+  ORDER BY n LIMIT ?`)
+	st.revisionBetween = p(wdb, `SELECT doc FROM item_revisions WHERE dataset_name = ? AND id = ? AND n > ? AND n < ?
+  ORDER BY n`)
+	st.revisionDelete = p(wdb, `DELETE FROM item_revisions WHERE dataset_name = ? AND id = ? AND n = ?`)
+	st.revisionUpdate = p(wdb, `UPDATE item_revisions SET doc = ? WHERE dataset_name = ? AND id = ? AND n = ?`)
 	st.revisionInsert = p(wdb, `INSERT INTO item_revisions (dataset_name, id, n, doc) VALUES (?, ?, ?, ?)`)
 	st.deleteCuration = p(wdb, `DELETE FROM curation_instructions WHERE dataset_name = ?`)
 	st.curationETag = p(wdb, `SELECT etag FROM curation_instructions WHERE dataset_name = ?`)

@@ -27,6 +27,10 @@ type Harness struct {
 	// Clock is the clock the store and the generic functions use; the suite stamps its
 	// fixtures with it. Nil gets a fake clock at a fixed date.
 	Clock *gtc.FakeClock
+	// NewHistory returns an empty, isolated store with the given history options, whose
+	// revisions and writes are stamped by clock (the retention behaviours move it). Nil skips
+	// those behaviours.
+	NewHistory func(t *testing.T, o gtc.HistoryOptions, clock gtc.Clock) gtc.Store
 	// Gaps are known defects of a test server, each a named, explained skip.
 	Gaps Gaps
 	// Scale is the size of the large fixtures: 1500 by default, 200 under -short.
@@ -94,6 +98,7 @@ func Run(t *testing.T, h Harness) {
 		{"Health", s.healthTests()},
 		{"Maintenance", s.maintenanceTests()},
 		{"Revisions", s.revisionTests()},
+		{"Retention", s.retentionTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
