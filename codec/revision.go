@@ -174,15 +174,71 @@ func withoutRevision(doc []byte) (*node, error) {
 // revision key aside), in document order: changed members of objects and elements of arrays
 // are descended into, so each operation names the smallest value that changed.
 func DiffStored(prev, next []byte) ([]gtc.PatchOp, error) {
-	a, err := withoutRevision(prev)
+	// Most changes touch a few of the item's keys: the others are compared as bytes and
+	// never parsed.
+	a, err := topMembers(prev)
 	if err != nil {
 		return nil, err
 	}
-	b, err := withoutRevision(next)
+	b, err := topMembers(next)
 	if err != nil {
 		return nil, err
 	}
-	return diffNodes(nil, "", a, b), nil
+	shallow := func(ms []rawMember) *node {
+		n := &node{kind: '{'}
+		for _, m := range ms {
+			n.keys, n.elems = append(n.keys, m.key), append(n.elems, &node{kind: 'r', raw: m.val})
+		}
+		return n
+	}
+	ra, rb := shallow(a), shallow(b)
+	for i, k := range ra.keys { // the members that differ are parsed, to be diffed inside
+		j := rb.member(k)
+		if j < 0 || bytes.Equal(ra.elems[i].raw, rb.elems[j].raw) {
+			continue
+		}
+		if ra.elems[i], err = parseNode(ra.elems[i].raw); err != nil {
+			return nil, err
+		}
+		if rb.elems[j], err = parseNode(rb.elems[j].raw); err != nil {
+			return nil, err
+		}
+	}
+	return diffNodes(nil, "", ra, rb), nil
+}
+
+// rawMember is a top-level member of a stored document, its value as written.
+type rawMember struct {
+	key string
+	val jsontext.Value
+}
+
+// topMembers reads the members of a stored document, the revision key left out.
+func topMembers(doc []byte) ([]rawMember, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(doc), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if dec.PeekKind() != '{' {
+		return nil, fmt.Errorf("codec: revision: the stored document is not an object")
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, fmt.Errorf("codec: revision: %w", err)
+	}
+	ms := make([]rawMember, 0, 32)
+	for dec.PeekKind() != '}' {
+		k, err := dec.ReadToken()
+		if err != nil {
+			return nil, fmt.Errorf("codec: revision: %w", err)
+		}
+		name := k.String()
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, fmt.Errorf("codec: revision: %w", err)
+		}
+		if name != "revision" {
+			end := int(dec.InputOffset()) // v is the decoder's; the same bytes in doc stay
+			ms = append(ms, rawMember{name, jsontext.Value(doc[end-len(v) : end])})
+		}
+	}
+	return ms, nil
 }
 
 // WholeItem is the operation of an item's first revision: the whole stored document (the

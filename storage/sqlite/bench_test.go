@@ -102,9 +102,15 @@ func benchItem(r *rand.Rand, n int, base time.Time) *gtc.Item {
 
 // openBenchStore opens a file store with n generated items.
 func openBenchStore(b *testing.B, n int, synchronous string) *Store {
+	return openBenchStoreWith(b, n, Options{Synchronous: synchronous})
+}
+
+// openBenchStoreWith is openBenchStore with other options (the path is the benchmark's).
+func openBenchStoreWith(b *testing.B, n int, opts Options) *Store {
 	b.Helper()
 	ctx := context.Background()
-	s, err := Open(ctx, Options{Path: filepath.Join(b.TempDir(), "gtc.db"), Synchronous: synchronous})
+	opts.Path = filepath.Join(b.TempDir(), "gtc.db")
+	s, err := Open(ctx, opts)
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = s.Close() })
 	base := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
@@ -194,9 +200,20 @@ func BenchmarkGet(b *testing.B) {
 
 // BenchmarkReplaceParallel is 16 clients each doing read-modify-write on its own items with
 // synchronous=FULL, as the item PUT does.
+// BenchmarkReplaceParallel measures conditional replaces from 16 goroutines, with the item
+// history recorded (on) and not (off), in one run.
 func BenchmarkReplaceParallel(b *testing.B) {
+	for _, h := range []struct {
+		name string
+		opts gtc.HistoryOptions
+	}{{"history=on", gtc.HistoryOptions{}}, {"history=off", gtc.HistoryOptions{Disabled: true}}} {
+		b.Run(h.name, func(b *testing.B) { benchReplaceParallel(b, h.opts) })
+	}
+}
+
+func benchReplaceParallel(b *testing.B, hist gtc.HistoryOptions) {
 	const items = 4096
-	s := openBenchStore(b, items, "FULL")
+	s := openBenchStoreWith(b, items, Options{Synchronous: "FULL", History: hist})
 	ctx := context.Background()
 	var next atomic.Int64
 	b.SetParallelism(16 / max(1, runtimeProcs()))

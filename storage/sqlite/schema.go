@@ -262,12 +262,13 @@ func migrateV4(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
 // the item write that records it (codec.AppendRevision's JSON in doc).
 const schemaV5 = `
 CREATE TABLE item_revisions (
+  rid          INTEGER PRIMARY KEY, -- rows are large and written in time order: appended
   dataset_name TEXT NOT NULL,
   id           TEXT NOT NULL,
   n            INTEGER NOT NULL,
-  doc          TEXT NOT NULL,
-  PRIMARY KEY (dataset_name, id, n)
-) WITHOUT ROWID;
+  doc          TEXT NOT NULL
+);
+CREATE UNIQUE INDEX item_revisions_by_item ON item_revisions (dataset_name, id, n);
 `
 
 func migrateV5(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
