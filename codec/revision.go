@@ -368,9 +368,12 @@ func childIndex(n *node, t string, end bool) (int, error) {
 // ItemRevisions are the revisions a store records when it writes the item next (whose
 // Revision the caller set with gtc.NextRevision) over prev, or creates it (prev nil). A
 // replace of an item written before revisions were recorded records two: first the item as
-// it was (SourceBaseline), then the change. at is the time of the write.
-func ItemRevisions(ctx context.Context, prev, next *gtc.Item, at time.Time) ([]*gtc.Revision, error) {
-	nextDoc := ItemStoredJSON(next)
+// it was (SourceBaseline), then the change. at is the time of the write. nextDoc is next's
+// stored form when the caller has it already, else nil.
+func ItemRevisions(ctx context.Context, prev, next *gtc.Item, nextDoc []byte, at time.Time) ([]*gtc.Revision, error) {
+	if nextDoc == nil {
+		nextDoc = ItemStoredJSON(next)
+	}
 	if prev == nil {
 		ops, err := WholeItem(nextDoc)
 		if err != nil {
