@@ -24,6 +24,9 @@ type revisionSummary struct {
 	ETagBefore  string    `json:"etagBefore"`
 	ETagAfter   string    `json:"etagAfter"`
 	Paths       []string  `json:"paths"`
+	// PrunedBefore, on the oldest revision retention kept, is its own number: the ones
+	// before it are gone.
+	PrunedBefore int64 `json:"prunedBefore,omitempty"`
 }
 
 // handleHistory answers GET …/history?limit=&cursor=: the item's revisions, newest first.
@@ -51,7 +54,7 @@ func (s *Server) handleHistory(c echo.Context) error {
 	for _, r := range page.Revisions {
 		out.Revisions = append(out.Revisions, revisionSummary{
 			Revision: r.Number, At: r.At, Actor: r.Actor, Source: r.Source, OperationID: r.OperationID,
-			ETagBefore: r.ETagBefore, ETagAfter: r.ETagAfter, Paths: r.Paths(),
+			ETagBefore: r.ETagBefore, ETagAfter: r.ETagAfter, Paths: r.Paths(), PrunedBefore: r.PrunedBefore,
 		})
 	}
 	if page.Next != "" {

@@ -59,8 +59,10 @@ func at(ctx context.Context, rs gtc.RevisionStore, cur *gtc.Item, n int64) (*gtc
 			if rev.Number <= n {
 				break
 			}
-			if rev.Number != next {
-				return nil, ErrNoRevision(k, n) // not kept: pruned, or never recorded
+			if rev.Number != next || rev.PrunedBefore != 0 {
+				// Not kept (pruned, or never recorded): the version is not rebuilt from the
+				// old values of a later revision either.
+				return nil, ErrNoRevision(k, n)
 			}
 			if doc, err = codec.ApplyStored(doc, rev.Ops, true); err != nil {
 				return nil, fmt.Errorf("history: %s: %w: %w", k, gtc.ErrUnavailable, err)

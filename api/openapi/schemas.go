@@ -626,6 +626,8 @@ func itemHistoryPage() schema {
 		"etagBefore":  str().desc("The item's ETag before the change; empty for its first revision."),
 		"etagAfter":   str().desc("The item's ETag right after the change."),
 		"paths":       arr(str()).desc("The JSON Pointers of the values that changed, e.g. `/history/0/msg`; `` for a whole new item."),
+		"prunedBefore": integer().desc("On the oldest revision retention kept (`GTC_HISTORY_MAX_REVISIONS`, " +
+			"`GTC_HISTORY_RETENTION_DAYS`): its own number; the revisions before it are gone."),
 	}, "revision", "at", "actor", "source", "etagBefore", "etagAfter", "paths")
 	return obj(schema{
 		"revisions":  arr(rev).desc("Newest first."),

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,4 +86,47 @@ func TestStoreFromBeforeHistoryUpgradesInPlace(t *testing.T) {
 		assert.Equal(t, v, was[k], "key %s of the item as it was", k)
 	}
 	assert.Equal(t, float64(1), was["revision"])
+}
+
+// TestHistoryRetentionKeepsTheNewestRevisions: with GTC_HISTORY_MAX_REVISIONS=3 an item
+// written six times keeps its three newest revisions; the oldest kept says where the history
+// now starts, and the versions before it are gone.
+func TestHistoryRetentionKeepsTheNewestRevisions(t *testing.T) {
+	s := startServer(t, env(t.TempDir(), "GTC_HISTORY_MAX_REVISIONS=3"))
+	defer faultStop(t, s)
+	res, err := http.Post(s.base+"/v1/ground-truths", "application/json",
+		strings.NewReader(`[{"id":"r1","datasetName":"kept","history":[{"role":"user","msg":"How do I rotate keys?"}]}]`))
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	var list []map[string]any
+	res, err = http.Get(s.base + "/v1/ground-truths/kept")
+	require.NoError(t, err)
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&list))
+	res.Body.Close()
+	path := s.base + "/v1/ground-truths/kept/" + list[0]["bucket"].(string) + "/r1"
+	etag := list[0]["_etag"].(string)
+	for i := range 5 {
+		req, err := http.NewRequest(http.MethodPut, path, strings.NewReader(`{"comment":"pass `+strconv.Itoa(i)+`"}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("If-Match", etag)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var it map[string]any
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&it))
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode, it)
+		etag = it["_etag"].(string)
+	}
+	revs := getJSON(t, path+"/history")["revisions"].([]any)
+	require.Len(t, revs, 3)
+	oldest := revs[2].(map[string]any)
+	assert.Equal(t, float64(4), oldest["revision"])
+	assert.Equal(t, float64(4), oldest["prunedBefore"], "the oldest kept revision says where the history starts")
+	assert.Equal(t, "pass 2", getJSON(t, path+"/history/4")["comment"], "the oldest kept version is rebuilt")
+	res, err = http.Get(path + "/history/3")
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusNotFound, res.StatusCode, "a pruned revision is gone")
 }
