@@ -244,11 +244,20 @@ func topMembers(doc []byte) ([]rawMember, error) {
 // WholeItem is the operation of an item's first revision: the whole stored document (the
 // revision key aside) added at the empty path.
 func WholeItem(doc []byte) ([]gtc.PatchOp, error) {
-	n, err := withoutRevision(doc)
+	ms, err := topMembers(doc)
 	if err != nil {
 		return nil, err
 	}
-	return []gtc.PatchOp{{Op: "add", Path: "", Value: n.json()}}, nil
+	out := make([]byte, 0, len(doc))
+	out = append(out, '{')
+	for i, m := range ms {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(AppendString(out, m.key), ':')
+		out = append(out, m.val...)
+	}
+	return []gtc.PatchOp{{Op: "add", Path: "", Value: append(out, '}')}}, nil
 }
 
 // ApplyStored applies ops to the stored document doc: forward (the version after them from
