@@ -149,3 +149,12 @@ func NextRevision(prev *Item) int64 {
 	}
 	return prev.Revision + 1
 }
+
+// WithDefaultChange is ctx with the change source when ctx names none: maintenance writes
+// are gtc migrate's unless their caller says otherwise.
+func WithDefaultChange(ctx context.Context, source string) context.Context {
+	if _, ok := ctx.Value(changeKey{}).(Change); ok {
+		return ctx
+	}
+	return WithChange(ctx, Change{Source: source})
+}

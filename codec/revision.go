@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"context"
+	stdjson "encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -435,4 +436,22 @@ func ContentSize(doc []byte, revision int64) int {
 		return len(doc)
 	}
 	return len(doc) - len(`,"revision":`) - len(strconv.FormatInt(revision, 10))
+}
+
+// RawPrevious is the item a maintenance rewrite of prev replaces, as its revision sees it: the
+// document read as a stored item, with prev's ETag. A document with a revision number is an
+// item whatever its index version (an index format older than this build's included); one
+// without is an item written before revisions were kept when it has an index version, else a
+// legacy document, which has no previous item (nil).
+func RawPrevious(prev gtc.RawDoc) *gtc.Item {
+	b, err := stdjson.Marshal(prev.Body) // encoding/json writes DecodeRawObject's json.Number as numbers
+	if err != nil {
+		return nil
+	}
+	d, err := DecodeStoredItem(b)
+	if err != nil || d.Revision == 0 && prev.IndexVersion == 0 {
+		return nil
+	}
+	d.ETag = prev.ETag
+	return d
 }

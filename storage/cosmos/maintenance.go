@@ -188,7 +188,8 @@ func (m *maintenance) CountRaw(ctx context.Context, datasets []string) (int, err
 func (m *maintenance) ReplaceRaw(ctx context.Context, prev gtc.RawDoc, body map[string]any) (gtc.RawDoc, error) {
 	const op = "replace raw"
 	s := m.s
-	p, norm, err := s.prepareRaw(op, body)
+	before := codec.RawPrevious(prev)
+	p, norm, err := s.prepareRaw(op, body, gtc.NextRevision(before))
 	if err != nil {
 		return gtc.RawDoc{}, err
 	}
@@ -204,18 +205,25 @@ func (m *maintenance) ReplaceRaw(ctx context.Context, prev gtc.RawDoc, body map[
 	if err := s.registry.ensure(ctx, partition{Dataset: k.DatasetName, Bucket: k.Bucket}); err != nil {
 		return gtc.RawDoc{}, err
 	}
-	if err := s.items.write(ctx, k, p, prev.ETag, nil); err != nil {
+	revs, err := s.revisionDocs(gtc.WithDefaultChange(ctx, gtc.SourceMigrate), k, before, p.stored)
+	if err != nil {
+		return gtc.RawDoc{}, fmt.Errorf("cosmos: %s %s: %w", op, k, err)
+	}
+	if err := s.items.write(ctx, k, p, prev.ETag, revs); err != nil {
 		return gtc.RawDoc{}, fmt.Errorf("cosmos: %s %s: %w", op, k, wrapErr(op, err))
 	}
 	s.rawAssignmentChanged(ctx, prev, p.stored)
 	return written(p, norm), nil
 }
 
-// MoveRaw creates body at its key, then deletes prev conditionally.
+// MoveRaw creates body at its key, then deletes prev conditionally. Revisions live in their
+// item's partition, so a moved item starts a new history in its new bucket: revision 1, of
+// source migrate, holding the whole item (the old partition's revisions are not read again;
+// DeleteDataset removes them with the dataset).
 func (m *maintenance) MoveRaw(ctx context.Context, prev gtc.RawDoc, body map[string]any) (gtc.RawDoc, error) {
 	const op = "move raw"
 	s := m.s
-	p, norm, err := s.prepareRaw(op, body)
+	p, norm, err := s.prepareRaw(op, body, gtc.NextRevision(nil))
 	if err != nil {
 		return gtc.RawDoc{}, err
 	}
@@ -239,7 +247,11 @@ func (m *maintenance) MoveRaw(ctx context.Context, prev gtc.RawDoc, body map[str
 	if err := s.registry.ensure(ctx, partition{Dataset: k.DatasetName, Bucket: k.Bucket}); err != nil {
 		return gtc.RawDoc{}, err
 	}
-	if err := s.items.write(ctx, k, p, "", nil); err != nil {
+	revs, err := s.revisionDocs(gtc.WithDefaultChange(ctx, gtc.SourceMigrate), k, nil, p.stored)
+	if err != nil {
+		return gtc.RawDoc{}, fmt.Errorf("cosmos: %s %s: %w", op, prev.KeyString(), err)
+	}
+	if err := s.items.write(ctx, k, p, "", revs); err != nil {
 		if statusOf(err) != http.StatusConflict {
 			return gtc.RawDoc{}, fmt.Errorf("cosmos: %s %s: %w", op, prev.KeyString(), wrapErr(op, err))
 		}
@@ -427,7 +439,10 @@ func rawDocOf(row []byte) (gtc.RawDoc, error) {
 // of the item it describes: a key the item does not model, or a value in another form, would
 // otherwise be dropped or rewritten without notice. It returns body as written (numbers as
 // json.Number).
-func (s *Store) prepareRaw(op string, body map[string]any) (*preparedItem, map[string]any, error) {
+//
+// revision is the number the write gives the item; the body's own revision number (the one it
+// was read with) is not compared, and the returned body carries the new one.
+func (s *Store) prepareRaw(op string, body map[string]any, revision int64) (*preparedItem, map[string]any, error) {
 	if s.closed.Load() {
 		return nil, nil, errClosed(op)
 	}
@@ -443,6 +458,7 @@ func (s *Store) prepareRaw(op string, body map[string]any) (*preparedItem, map[s
 	if err != nil {
 		return nil, nil, fmt.Errorf("cosmos: %s: %w: the body is not an item document: %w", op, gtc.ErrInvalidArgument, err)
 	}
+	it.Revision = revision
 	p, err := s.prepareItem(op, it)
 	if err != nil {
 		return nil, nil, err
@@ -450,6 +466,10 @@ func (s *Store) prepareRaw(op string, body map[string]any) (*preparedItem, map[s
 	got, err := gtc.DecodeRawObject(p.canonical)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cosmos: %s: %w: canonical document unreadable: %w", op, gtc.ErrInvalidArgument, err)
+	}
+	delete(want, "revision")
+	if n, ok := got["revision"]; ok {
+		want["revision"] = n
 	}
 	if diff := differingKeys(want, got); len(diff) > 0 {
 		return nil, nil, fmt.Errorf("cosmos: %s %s: %w: the body is not the item's canonical document: %s differ",

@@ -435,20 +435,7 @@ func (s *Store) prepareBody(ctx context.Context, op string, prev gtc.RawDoc, bod
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w: body is not a stored item document: %w", op, gtc.ErrInvalidArgument, err)
 	}
-	var before *gtc.Item
-	if b, err := json.Marshal(prev.Body); err == nil {
-		// A document with a revision number is an item whatever its index version (an index
-		// format older than this build's included); one without is an item written before
-		// revisions were kept when it has an index version, else a legacy document.
-		if d, err := codec.DecodeStoredItem(b); err == nil && (d.Revision > 0 || prev.IndexVersion > 0) {
-			before = d
-			before.ETag = prev.ETag
-		}
-	}
-	if gtc.ChangeFrom(ctx) == (gtc.Change{Source: gtc.SourceAPI}) {
-		ctx = gtc.WithChange(ctx, gtc.Change{Source: gtc.SourceMigrate})
-	}
-	return s.prepareItem(ctx, op, before, it)
+	return s.prepareItem(gtc.WithDefaultChange(ctx, gtc.SourceMigrate), op, codec.RawPrevious(prev), it)
 }
 
 // storedRawDoc is what ReplaceRaw and MoveRaw return: p as it is now stored.

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -163,9 +162,6 @@ func (s *suite) historyDisabled(t *testing.T) {
 // After a ReplaceRaw of a current item (gtc migrate rewriting its document), the history
 // has a revision of source migrate with the change, numbered after the item's last one.
 func (s *suite) migrationRevision(t *testing.T) {
-	if strings.HasPrefix(s.h.Name, "cosmos") {
-		t.Skip("skipped: the Cosmos DB store does not record revisions for gtc migrate's rewrites yet")
-	}
 	st := s.open(t)
 	cur := create(t, st, s.item("ds", "mig"))
 	page, err := st.Maintenance().ScanRaw(ctxT(t), []string{"ds"}, "", 10)
