@@ -8,7 +8,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export GTC_DATA_DIR ?= ./data
 
-.PHONY: run build test test-unit fuzz bench bench-compare bench-instrumentation bench-hostile loadtest lint clean
+.PHONY: run build test test-unit fuzz bench bench-compare bench-instrumentation bench-hostile bench-history loadtest lint clean
 
 ## run: build, load a small demo set into an empty embedded store, and serve on :8000
 run: build
@@ -49,6 +49,10 @@ bench-instrumentation: build
 ## bench-hostile: the server's memory under hostile requests, each case on a freshly started server: 422s with millions of problems (1 MiB and 10 MiB bodies, import and PUT) and the size of those answers, 4 concurrent 10 MiB PUTs of 5M numbers in metadata, 4 concurrent GETs of a dataset of 100 items of 1.4 MB; prints RSS before, peak (VmHWM) and growth (HOSTILE_FLAGS adds gtc-bench flags, e.g. --gtc-old OLD_BIN to measure another gtc binary side by side)
 bench-hostile: build
 	$(GO) run ./cmd/gtc-bench --suite hostile --gtc $(BIN) $(HOSTILE_FLAGS)
+
+## bench-history: what recording every change costs, in one build: rounds alternating GTC_HISTORY_ENABLED=true and false on one seeded store (PUT with 16 writers, list and GET medians, an import of 10,000 items), the history reads of an item with 1,000 revisions, and the bytes a revision takes (100,000 items edited 5 times each; HISTORY_FLAGS adds gtc-bench flags, e.g. --items 20000 --rounds 4 --history-items 10000)
+bench-history: build
+	$(GO) run ./cmd/gtc-bench --suite history --gtc $(BIN) $(HISTORY_FLAGS)
 
 ## loadtest: build bin/gtc, then 64 clients for 60 s against it on the embedded SQLite store (curators, editors, explorers, an exporter, an agent); checks that no acknowledged write was lost and prints throughput, latency percentiles, errors and the server's RSS (LOADTEST_FLAGS adds gtc-load flags)
 loadtest: build

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"strconv"
 	"time"
 
 	"github.com/gtc-dev/gtc/cmd/internal/loadkit"
@@ -36,11 +33,8 @@ func compareSuite(ctx context.Context, o options, dir string, out io.Writer) err
 	start := time.Now()
 	// A realistic mix of statuses, as the API suite seeds: the export streams the approved
 	// items, the PUT phase writes drafts.
-	seed := exec.CommandContext(ctx, o.gtcOld, "seed", "--items", strconv.Itoa(o.exportN), "--datasets", strconv.Itoa(o.datasets), "--if-empty")
-	seed.Env = loadkit.Env(dir, "GTC_SQLITE_SYNCHRONOUS=NORMAL", "GTC_LOG_LEVEL=warn")
-	seed.Stdout, seed.Stderr = io.Discard, os.Stderr
-	if err := seed.Run(); err != nil {
-		return fmt.Errorf("seed: %w", err)
+	if err := seedStore(ctx, o.gtcOld, dir, o.exportN, o.datasets); err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "%-44s %s (seeded by the old binary)\n", fmt.Sprintf("seed %d items (or reuse)", o.exportN), time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(out, "%d rounds, order alternating; each: start the server, jsonl stream of every approved item, PUT with %d writers for %s, stop\n\n",
@@ -104,11 +98,7 @@ func compareRun(ctx context.Context, o options, dir, bin string, exported *int) 
 		return res, fmt.Errorf("export streamed %d items, the first run %d", r.items, *exported)
 	}
 	res.exportRate = float64(r.items) / r.took.Seconds()
-	var datasets []string
-	if err := c.GetJSON("/v1/datasets", &datasets); err != nil {
-		return res, err
-	}
-	keys, err := c.collectKeys(datasets, max(o.writers*8, 800))
+	_, keys, err := c.writeKeys(o)
 	if err != nil {
 		return res, err
 	}

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,11 +67,8 @@ func instrumentationSuite(ctx context.Context, o options, dir string, out io.Wri
 	}
 
 	start := time.Now()
-	seed := exec.CommandContext(ctx, o.gtc, "seed", "--items", strconv.Itoa(o.items), "--datasets", strconv.Itoa(o.datasets), "--if-empty")
-	seed.Env = loadkit.Env(dir, "GTC_SQLITE_SYNCHRONOUS=NORMAL", "GTC_LOG_LEVEL=warn")
-	seed.Stdout, seed.Stderr = io.Discard, os.Stderr
-	if err := seed.Run(); err != nil {
-		return fmt.Errorf("seed: %w", err)
+	if err := seedStore(ctx, o.gtc, dir, o.items, o.datasets); err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "%-44s %s\n", fmt.Sprintf("seed %d items (or reuse)", o.items), time.Since(start).Round(time.Millisecond))
 

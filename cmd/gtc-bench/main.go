@@ -53,6 +53,8 @@ type options struct {
 	instrListN     int
 	instrWarmup    int
 	instrWriteTime time.Duration
+
+	historyItems, historyEdits, historyRevisions int
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -68,7 +70,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&o.writeTime, "write-duration", 15*time.Second, "how long the write phase runs")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data directory")
 	fs.StringVar(&o.dataDir, "data-dir", "", "reuse this data directory (seeded when empty)")
-	fs.StringVar(&o.suite, "suite", "all", "what to measure: api, export, instrumentation, hostile, compare or all (api and export)")
+	fs.StringVar(&o.suite, "suite", "all", "what to measure: api, export, instrumentation, hostile, compare, history or all (api and export)")
 	fs.IntVar(&o.exportN, "export-items", 100000, "approved items in the export and compare suites' store")
 	fs.StringVar(&o.exportDir, "export-data-dir", "", "reuse this data directory for the export suite (seeded when empty)")
 	fs.StringVar(&o.blobCS, "blob-connection-string", os.Getenv("GTC_BENCH_BLOB_CONNECTION_STRING"),
@@ -77,13 +79,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&o.instrListN, "instr-list-requests", 1000, "instrumentation suite: list requests timed per round")
 	fs.IntVar(&o.instrWarmup, "instr-warmup", 100, "instrumentation suite: untimed list requests before them")
 	fs.DurationVar(&o.instrWriteTime, "instr-write-duration", 10*time.Second, "instrumentation and compare suites: PUT phase per round")
+	fs.IntVar(&o.historyItems, "history-items", 100000, "history suite: items of the storage-cost store (0 skips it)")
+	fs.IntVar(&o.historyEdits, "history-edits", 5, "history suite: edits of each of them")
+	fs.IntVar(&o.historyRevisions, "history-revisions", 1000, "history suite: revisions of the item whose history is read")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	switch o.suite {
-	case "api", "export", "instrumentation", "hostile", "compare", "all":
+	case "api", "export", "instrumentation", "hostile", "compare", "history", "all":
 	default:
-		return fmt.Errorf("--suite %q: must be api, export, instrumentation, hostile, compare or all", o.suite)
+		return fmt.Errorf("--suite %q: must be api, export, instrumentation, hostile, compare, history or all", o.suite)
 	}
 	dir := o.dataDir
 	if dir == "" && (o.suite != "export" || o.exportDir == "") {
@@ -104,6 +109,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if o.suite == "compare" {
 		fmt.Fprintf(out, "data dir   %s\n", dir)
 		return compareSuite(ctx, o, dir, out)
+	}
+	if o.suite == "history" {
+		fmt.Fprintf(out, "data dir   %s\n", dir)
+		return historySuite(ctx, o, dir, out)
 	}
 	if o.suite == "hostile" {
 		fmt.Fprintf(out, "data dir   %s\n", dir)
@@ -130,13 +139,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 // apiSuite measures the item API, the curation workflow and recompute on a mixed store.
 func apiSuite(ctx context.Context, o options, dir string, out io.Writer) error {
 
-	// Seed (synchronous=NORMAL only for seeding speed; the server runs with the default FULL).
 	start := time.Now()
-	seed := exec.CommandContext(ctx, o.gtc, "seed", "--items", strconv.Itoa(o.items), "--datasets", strconv.Itoa(o.datasets), "--if-empty")
-	seed.Env = loadkit.Env(dir, "GTC_SQLITE_SYNCHRONOUS=NORMAL", "GTC_LOG_LEVEL=warn")
-	seed.Stdout, seed.Stderr = io.Discard, os.Stderr
-	if err := seed.Run(); err != nil {
-		return fmt.Errorf("seed: %w", err)
+	if err := seedStore(ctx, o.gtc, dir, o.items, o.datasets); err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "%-44s %s\n", fmt.Sprintf("seed %d items", o.items), time.Since(start).Round(time.Millisecond))
 
@@ -477,17 +482,11 @@ func (c *client) writePhase(keys []itemKey, writers int, dur time.Duration) (flo
 				k := &mine[n%len(mine)]
 				body := []byte(fmt.Sprintf(`{"comment":"bench write %d","manualTags":["source:sme","topic:install"]}`, n))
 				t := time.Now()
-				res, data, err := c.Do(http.MethodPut, k.path, body, map[string]string{"If-Match": k.etag})
+				done := c.put(k, body)
 				lat = append(lat, time.Since(t))
-				if err != nil || res.StatusCode != http.StatusOK {
+				if !done {
 					bad.Add(1)
 					continue
-				}
-				var it struct {
-					ETag string `json:"_etag"`
-				}
-				if json.Unmarshal(data, &it) == nil {
-					k.etag = it.ETag
 				}
 				ok.Add(1)
 			}
@@ -502,3 +501,43 @@ func (c *client) writePhase(keys []itemKey, writers int, dur time.Duration) (flo
 
 // client adds the benchmark's phases to the shared HTTP client.
 type client struct{ *loadkit.Client }
+
+// seedStore fills dir with items spread over datasets by bin's gtc seed, unless it holds items
+// already. synchronous=NORMAL is for the seeding's speed only; the servers run with the default
+// FULL.
+func seedStore(ctx context.Context, bin, dir string, items, datasets int) error {
+	seed := exec.CommandContext(ctx, bin, "seed", "--items", strconv.Itoa(items), "--datasets", strconv.Itoa(datasets), "--if-empty")
+	seed.Env = loadkit.Env(dir, "GTC_SQLITE_SYNCHRONOUS=NORMAL", "GTC_LOG_LEVEL=warn")
+	seed.Stdout, seed.Stderr = io.Discard, os.Stderr
+	if err := seed.Run(); err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	return nil
+}
+
+// writeKeys returns the datasets and the draft items the PUT phases write: eight per writer,
+// at least 800.
+func (c *client) writeKeys(o options) ([]string, []itemKey, error) {
+	var datasets []string
+	if err := c.GetJSON("/v1/datasets", &datasets); err != nil {
+		return nil, nil, err
+	}
+	keys, err := c.collectKeys(datasets, max(o.writers*8, 800))
+	return datasets, keys, err
+}
+
+// put writes body over the item k with its ETag and keeps the new one; false when the write
+// was not answered 200.
+func (c *client) put(k *itemKey, body []byte) bool {
+	res, data, err := c.Do(http.MethodPut, k.path, body, map[string]string{"If-Match": k.etag})
+	if err != nil || res.StatusCode != http.StatusOK {
+		return false
+	}
+	var it struct {
+		ETag string `json:"_etag"`
+	}
+	if json.Unmarshal(data, &it) == nil {
+		k.etag = it.ETag
+	}
+	return true
+}
