@@ -165,7 +165,7 @@ type depProxy struct {
 	frozen chan struct{} // non-nil while every request is held
 }
 
-// Faults the proxy can inject at the next item write (a PUT of a document).
+// Faults the proxy can inject at the next item write (isItemWrite).
 const (
 	faultLoseAnswer = "lose-answer" // the write reaches the server, its answer never comes back
 	faultFreeze     = "freeze"      // from the write on, nothing reaches the server until thaw
@@ -186,10 +186,17 @@ func (p *depProxy) thaw() {
 	}
 }
 
+// isItemWrite reports whether r writes an item: a replace of a document, or a transactional
+// batch (an item write with its revisions).
+func isItemWrite(r *http.Request) bool {
+	return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/docs/") ||
+		r.Method == http.MethodPost && r.Header.Get("x-ms-cosmos-is-batch-request") != ""
+}
+
 func (p *depProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	fault := ""
-	if p.fault != "" && r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/docs/") {
+	if p.fault != "" && isItemWrite(r) {
 		fault, p.fault = p.fault, ""
 		if fault == faultFreeze {
 			p.frozen = make(chan struct{})
