@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -128,6 +129,12 @@ func diffNodes(ops []gtc.PatchOp, path string, a, b *node) []gtc.PatchOp {
 		}
 		return ops
 	}
+	if scalar := func(n *node) bool { return n.kind != '{' && n.kind != '[' }; scalar(a) && scalar(b) {
+		if !bytes.Equal(a.raw, b.raw) { // scalars and unparsed members: compared as written
+			ops = append(ops, gtc.PatchOp{Op: "replace", Path: path, Old: bytes.Clone(a.raw), Value: bytes.Clone(b.raw)})
+		}
+		return ops
+	}
 	if aj, bj := a.json(), b.json(); !bytes.Equal(aj, bj) {
 		ops = append(ops, gtc.PatchOp{Op: "replace", Path: path, Old: aj, Value: bj})
 	}
@@ -185,6 +192,12 @@ func DiffStored(prev, next []byte) ([]gtc.PatchOp, error) {
 	if err != nil {
 		return nil, err
 	}
+	return diffMembers(a, b)
+}
+
+// diffMembers is DiffStored of two documents' top-level members.
+func diffMembers(a, b []rawMember) ([]gtc.PatchOp, error) {
+	var err error
 	shallow := func(ms []rawMember) *node {
 		n := &node{kind: '{'}
 		for _, m := range ms {
@@ -212,6 +225,27 @@ func DiffStored(prev, next []byte) ([]gtc.PatchOp, error) {
 type rawMember struct {
 	key string
 	val jsontext.Value
+}
+
+// storedMembers writes the stored form of it and returns it with its top-level members, the
+// revision key left out: the members as topMembers would read them, without reading.
+func storedMembers(it *gtc.Item) ([]byte, []rawMember) {
+	type span struct {
+		key        string
+		start, end int
+	}
+	spans := make([]span, 0, 32)
+	w := writer{fm: formStored, member: func(key string, start, end int) {
+		if key != "revision" {
+			spans = append(spans, span{key, start, end})
+		}
+	}}
+	w.object(itemTable, unsafe.Pointer(it), true)
+	ms := make([]rawMember, len(spans))
+	for i, sp := range spans {
+		ms[i] = rawMember{sp.key, jsontext.Value(w.b[sp.start:sp.end:sp.end])}
+	}
+	return w.b, ms
 }
 
 // topMembers reads the members of a stored document, the revision key left out.
@@ -249,7 +283,12 @@ func WholeItem(doc []byte) ([]gtc.PatchOp, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(doc))
+	return wholeItem(ms, len(doc)), nil
+}
+
+// wholeItem is WholeItem of a document's members; size is about the document's.
+func wholeItem(ms []rawMember, size int) []gtc.PatchOp {
+	out := make([]byte, 0, size)
 	out = append(out, '{')
 	for i, m := range ms {
 		if i > 0 {
@@ -258,7 +297,7 @@ func WholeItem(doc []byte) ([]gtc.PatchOp, error) {
 		out = append(AppendString(out, m.key), ':')
 		out = append(out, m.val...)
 	}
-	return []gtc.PatchOp{{Op: "add", Path: "", Value: append(out, '}')}}, nil
+	return []gtc.PatchOp{{Op: "add", Path: "", Value: append(out, '}')}}
 }
 
 // ApplyStored applies ops to the stored document doc: forward (the version after them from
@@ -378,21 +417,15 @@ func childIndex(n *node, t string, end bool) (int, error) {
 // ItemRevisions are the revisions a store records when it writes the item next (whose
 // Revision the caller set with gtc.NextRevision) over prev, or creates it (prev nil). A
 // replace of an item written before revisions were recorded records two: first the item as
-// it was (SourceBaseline), then the change. at is the time of the write. nextDoc is next's
-// stored form when the caller has it already, else nil.
-func ItemRevisions(ctx context.Context, prev, next *gtc.Item, nextDoc []byte, at time.Time) ([]*gtc.Revision, error) {
-	if nextDoc == nil {
-		nextDoc = ItemStoredJSON(next)
-	}
+// it was (SourceBaseline), then the change. at is the time of the write.
+func ItemRevisions(ctx context.Context, prev, next *gtc.Item, at time.Time) ([]*gtc.Revision, error) {
+	// The items are written with their members' spans: nothing is read back.
+	nextDoc, nextMs := storedMembers(next)
 	if prev == nil {
-		ops, err := WholeItem(nextDoc)
-		if err != nil {
-			return nil, err
-		}
-		return []*gtc.Revision{gtc.NewRevision(ctx, next, next.Revision, at, "", ops)}, nil
+		return []*gtc.Revision{gtc.NewRevision(ctx, next, next.Revision, at, "", wholeItem(nextMs, len(nextDoc)))}, nil
 	}
-	prevDoc := ItemStoredJSON(prev)
-	ops, err := DiffStored(prevDoc, nextDoc)
+	prevDoc, prevMs := storedMembers(prev)
+	ops, err := diffMembers(prevMs, nextMs)
 	if err != nil {
 		return nil, err
 	}
@@ -400,11 +433,7 @@ func ItemRevisions(ctx context.Context, prev, next *gtc.Item, nextDoc []byte, at
 	if prev.Revision > 0 {
 		return []*gtc.Revision{change}, nil
 	}
-	whole, err := WholeItem(prevDoc)
-	if err != nil {
-		return nil, err
-	}
-	base := gtc.NewRevision(ctx, prev, next.Revision-1, prev.UpdatedAt, "", whole)
+	base := gtc.NewRevision(ctx, prev, next.Revision-1, prev.UpdatedAt, "", wholeItem(prevMs, len(prevDoc)))
 	base.Source, base.OperationID, base.ETagAfter = gtc.SourceBaseline, "", prev.ETag
 	if prev.UpdatedBy != nil {
 		base.Actor = *prev.UpdatedBy

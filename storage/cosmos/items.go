@@ -269,7 +269,7 @@ func (s *Store) revisionDocs(ctx context.Context, k gtc.Key, prev, next *gtc.Ite
 		return nil, nil
 	}
 	now := s.clock.Now()
-	revs, err := codec.ItemRevisions(ctx, prev, next, nil, now)
+	revs, err := codec.ItemRevisions(ctx, prev, next, now)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", gtc.ErrInvalidArgument, err)
 	}

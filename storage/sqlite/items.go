@@ -83,7 +83,7 @@ func (s *Store) prepareItem(ctx context.Context, op string, prev, it *gtc.Item) 
 	if s.history.Disabled {
 		return p, nil
 	}
-	revs, err := codec.ItemRevisions(ctx, prev, stored, doc, p.at)
+	revs, err := codec.ItemRevisions(ctx, prev, stored, p.at)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w: item %s: %w", op, gtc.ErrInvalidArgument, it.Key(), err)
 	}
