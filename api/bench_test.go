@@ -59,70 +59,83 @@ func BenchmarkPutTagWork(b *testing.B) {
 		{"pipeline", pipeline},
 		{"no-tag-work", func() gtc.Tagger { return keepTagger{} }},
 	} {
-		b.Run(tc.name, func(b *testing.B) {
-			ctx := context.Background()
-			st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(b.TempDir(), "gtc.db")})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
-			// Both variants store the same items, made by the real pipeline; only the PUTs differ.
-			seeder := gtc.NewCurator(gtc.CuratorDeps{Store: st, Tagger: pipeline(), IDs: gtc.NewIDGenerator(rand.Reader)})
-			cur := gtc.NewCurator(gtc.CuratorDeps{Store: st, Tagger: tc.tagger(), IDs: gtc.NewIDGenerator(rand.Reader)})
-			srv := httptest.NewServer(api.New(api.Deps{Curator: cur}, api.Options{}).Handler())
-			defer srv.Close()
-			const items = 256
-			var keys []gtc.Key
-			for i := 0; i < items; i++ {
-				it := gtc.NewItem("bench", fmt.Sprintf("item-%03d", i))
-				it.History = []gtc.HistoryEntry{{Role: "user", Msg: "How do I rotate the API keys without downtime for every integration?"},
-					{Role: "assistant", Msg: "Create a second key, roll it out, then revoke the first."}}
-				it.Plugins[gtc.RAGCompatSlot] = gtc.PluginPayload{Kind: gtc.RAGCompatSlot, Version: "1.0",
-					Data: json.RawMessage(`{"references":[{"url":"https://docs.example.com/help/keys","title":"Keys"},{"url":"https://kb.example.com/CS1234","title":"KB"}]}`)}
-				created, err := seeder.CreateItem(ctx, it, []string{"source:sme", "topic:security", "difficulty:easy"})
-				if err != nil {
-					b.Fatal(err)
-				}
-				keys = append(keys, created.Key())
-			}
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-			var next atomic.Int64
-			b.SetParallelism(8) // 16 clients on 2 CPUs
-			b.ResetTimer()
-			start := time.Now()
-			b.RunParallel(func(pb *testing.PB) {
-				k := keys[int(next.Add(1)-1)%items]
-				url := srv.URL + "/v1/ground-truths/" + k.DatasetName + "/" + k.Bucket + "/" + k.ID
-				etag := ""
-				res, err := client.Get(url)
-				if err == nil {
-					etag = res.Header.Get("ETag")
-					res.Body.Close()
-				}
-				n := 0
-				for pb.Next() {
-					n++
-					body := fmt.Sprintf(`{"comment":"edit %d","manualTags":["difficulty:easy","source:sme","topic:security"]}`, n)
-					req, _ := http.NewRequest(http.MethodPut, url, bytes.NewBufferString(body))
-					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set("If-Match", etag)
-					res, err := client.Do(req)
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					_, _ = io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-					if res.StatusCode != http.StatusOK {
-						b.Errorf("PUT: %d", res.StatusCode)
-						return
-					}
-					etag = res.Header.Get("ETag")
-				}
-			})
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "writes/s")
-		})
+		b.Run(tc.name, func(b *testing.B) { benchPuts(b, tc.tagger, gtc.HistoryOptions{}) })
 	}
+}
+
+// BenchmarkPutHistory is the same PUTs with the item history recorded (on) and not (off), in
+// one run: what recording every change costs the save path.
+func BenchmarkPutHistory(b *testing.B) {
+	for _, h := range []struct {
+		name string
+		opts gtc.HistoryOptions
+	}{{"history=on", gtc.HistoryOptions{}}, {"history=off", gtc.HistoryOptions{Disabled: true}}} {
+		b.Run(h.name, func(b *testing.B) { benchPuts(b, pipeline, h.opts) })
+	}
+}
+
+func benchPuts(b *testing.B, tagger func() gtc.Tagger, hist gtc.HistoryOptions) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(b.TempDir(), "gtc.db"), History: hist})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	// Both variants store the same items, made by the real pipeline; only the PUTs differ.
+	seeder := gtc.NewCurator(gtc.CuratorDeps{Store: st, Tagger: pipeline(), IDs: gtc.NewIDGenerator(rand.Reader)})
+	cur := gtc.NewCurator(gtc.CuratorDeps{Store: st, Tagger: tagger(), IDs: gtc.NewIDGenerator(rand.Reader)})
+	srv := httptest.NewServer(api.New(api.Deps{Curator: cur}, api.Options{}).Handler())
+	defer srv.Close()
+	const items = 256
+	var keys []gtc.Key
+	for i := 0; i < items; i++ {
+		it := gtc.NewItem("bench", fmt.Sprintf("item-%03d", i))
+		it.History = []gtc.HistoryEntry{{Role: "user", Msg: "How do I rotate the API keys without downtime for every integration?"},
+			{Role: "assistant", Msg: "Create a second key, roll it out, then revoke the first."}}
+		it.Plugins[gtc.RAGCompatSlot] = gtc.PluginPayload{Kind: gtc.RAGCompatSlot, Version: "1.0",
+			Data: json.RawMessage(`{"references":[{"url":"https://docs.example.com/help/keys","title":"Keys"},{"url":"https://kb.example.com/CS1234","title":"KB"}]}`)}
+		created, err := seeder.CreateItem(ctx, it, []string{"source:sme", "topic:security", "difficulty:easy"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		keys = append(keys, created.Key())
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	var next atomic.Int64
+	b.SetParallelism(8) // 16 clients on 2 CPUs
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		k := keys[int(next.Add(1)-1)%items]
+		url := srv.URL + "/v1/ground-truths/" + k.DatasetName + "/" + k.Bucket + "/" + k.ID
+		etag := ""
+		res, err := client.Get(url)
+		if err == nil {
+			etag = res.Header.Get("ETag")
+			res.Body.Close()
+		}
+		n := 0
+		for pb.Next() {
+			n++
+			body := fmt.Sprintf(`{"comment":"edit %d","manualTags":["difficulty:easy","source:sme","topic:security"]}`, n)
+			req, _ := http.NewRequest(http.MethodPut, url, bytes.NewBufferString(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("If-Match", etag)
+			res, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				b.Errorf("PUT: %d", res.StatusCode)
+				return
+			}
+			etag = res.Header.Get("ETag")
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "writes/s")
 }
 
 // BenchmarkLargeItems reads answers over 100 items of about 1.4 MB each (140 MB of JSON):
