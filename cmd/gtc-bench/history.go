@@ -23,6 +23,7 @@ import (
 type historyRound struct {
 	putRate    float64
 	putErrs    int64
+	putCPU     time.Duration // the server's processor time per acknowledged write
 	list, get  time.Duration // medians
 	importTook time.Duration // 10,000 items in one request
 }
@@ -51,8 +52,8 @@ func historySuite(ctx context.Context, o options, dir string, out io.Writer) err
 				return fmt.Errorf("round %d, history %s: %w", r+1, mode, err)
 			}
 			results[mode] = append(results[mode], res)
-			fmt.Fprintf(out, "round %d history %-3s PUT %6.0f writes/s (%d errors) | list %6s | GET %6s | import 10,000 %s\n",
-				r+1, mode, res.putRate, res.putErrs, res.list.Round(time.Microsecond), res.get.Round(time.Microsecond), res.importTook.Round(time.Millisecond))
+			fmt.Fprintf(out, "round %d history %-3s PUT %6.0f writes/s (%d errors, server CPU %s per write) | list %6s | GET %6s | import 10,000 %s\n",
+				r+1, mode, res.putRate, res.putErrs, res.putCPU.Round(time.Microsecond), res.list.Round(time.Microsecond), res.get.Round(time.Microsecond), res.importTook.Round(time.Millisecond))
 		}
 	}
 	fmt.Fprintln(out)
@@ -61,6 +62,7 @@ func historySuite(ctx context.Context, o options, dir string, out io.Writer) err
 		pick        func(historyRound) float64
 	}{
 		{fmt.Sprintf("PUT, %d writers", o.writers), "writes/s", func(r historyRound) float64 { return r.putRate }},
+		{"server CPU per PUT", "µs", func(r historyRound) float64 { return float64(r.putCPU) / 1e3 }},
 		{"list, median", "ms", func(r historyRound) float64 { return float64(r.list) / 1e6 }},
 		{"GET one item, median", "ms", func(r historyRound) float64 { return float64(r.get) / 1e6 }},
 		{"import 10,000 items", "s", func(r historyRound) float64 { return r.importTook.Seconds() }},
@@ -95,8 +97,12 @@ func historyRun(ctx context.Context, o options, dir string, on bool, round int) 
 	if err != nil {
 		return res, err
 	}
+	cpu0, t0 := srv.CPU(), time.Now()
 	if res.putRate, _, res.putErrs, err = c.writePhase(keys, o.writers, o.instrWriteTime); err != nil {
 		return res, err
+	}
+	if acked := res.putRate * time.Since(t0).Seconds(); acked > 0 {
+		res.putCPU = time.Duration(float64(srv.CPU()-cpu0) / acked)
 	}
 	lists, err := c.listPhase(datasets, o.instrListN)
 	if err != nil {

@@ -6,6 +6,7 @@ package loadkit
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -108,6 +109,23 @@ func StartServer(ctx context.Context, bin, dir string, env ...string) (*Server, 
 
 // Pid is the server's process id.
 func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
+// CPU is the processor time the server has used so far, user and system (0 when it cannot
+// be read): /proc/PID/stat, in clock ticks of 1/100 s.
+func (s *Server) CPU() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.Pid()))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name, which is in parentheses and may hold spaces.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	user, _ := strconv.ParseInt(f[11], 10, 64)
+	sys, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(user+sys) * 10 * time.Millisecond
+}
 
 // RSS is the server's resident set size now, in bytes (0 once it has exited).
 func (s *Server) RSS() int64 { return ReadRSS(s.Pid()) }
