@@ -261,6 +261,10 @@ const cosmosPruneLimit = 16
 // transactional batch allows.
 const pruneBatchBytes = 1 << 20
 
+// wholeItemBatchBytes bounds an item and the whole-item copy of its first revision in one
+// batch: past it the revision leaves the copy out (revisionDocs).
+const wholeItemBatchBytes = 1792 << 10
+
 // revisionDocs are the revision documents of writing next (as stored) over prev (nil for a
 // create) at k, made now, with what retention prunes in the same batch: none when history
 // is switched off.
@@ -272,6 +276,17 @@ func (s *Store) revisionDocs(ctx context.Context, k gtc.Key, prev, next *gtc.Ite
 	revs, err := codec.ItemRevisions(ctx, prev, next, now)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", gtc.ErrInvalidArgument, err)
+	}
+	// A transactional batch carries at most 2 MB. An item's first revision (or baseline)
+	// holds the whole item; for a large item it gives that copy up rather than the write:
+	// the revision still says the item was added, and its content is rebuilt from the item
+	// by undoing the later revisions, as every earlier version is.
+	if size := len(codec.ItemStoredJSON(next)); 2*size > wholeItemBatchBytes {
+		for _, r := range revs {
+			if len(r.Ops) == 1 && r.Ops[0].Op == "add" && r.Ops[0].Path == "" {
+				r.Ops[0].Value = nil
+			}
+		}
 	}
 	out := &revWrites{}
 	if o := s.opts.History; codec.MayPrune(o, next.Revision) {

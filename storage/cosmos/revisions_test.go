@@ -418,3 +418,37 @@ func readResp(resp *http.Response) (string, error) {
 	resp.Body = io.NopCloser(bytes.NewReader(b))
 	return string(b), err
 }
+
+// An item too large to travel twice in one transactional batch (2 MB) is created with a first
+// revision that records the addition without the copy; its history and every later version
+// read as usual.
+func TestRevisionOfALargeItemLeavesTheCopyOut(t *testing.T) {
+	env := testenv.Cosmos(t)
+	st, _ := cosmostest.Open(t, env, nil)
+	ctx := t.Context()
+	big := newItem("ds", "big")
+	big.Comment = strings.Repeat("x", 1200<<10)
+	created, err := st.Items().Create(ctx, big)
+	require.NoError(t, err)
+	next := created.Clone()
+	next.Comment = strings.Repeat("y", 1200<<10)
+	_, err = st.Items().Replace(ctx, created, next)
+	require.NoError(t, err)
+
+	revs := allRevisions(t, st, "ds", "big", 10)
+	require.Len(t, revs, 2)
+	first := revs[1]
+	assert.Equal(t, []string{""}, first.Paths(), "the first revision still says the item was added")
+	assert.Empty(t, first.Ops[0].Value, "without a second copy of the item")
+	undone, err := codec.ApplyStored(codec.ItemStoredJSON(next), revs[0].Ops, true)
+	require.NoError(t, err)
+	was, err := codec.DecodeStoredItem(undone)
+	require.NoError(t, err)
+	assert.Equal(t, big.Comment, was.Comment, "the first version is rebuilt from the item")
+
+	small, err := st.Items().Create(ctx, newItem("ds", "small"))
+	require.NoError(t, err)
+	revs = allRevisions(t, st, "ds", small.ID, 10)
+	require.Len(t, revs, 1)
+	assert.NotEmpty(t, revs[0].Ops[0].Value, "a smaller item's first revision holds the whole item")
+}
