@@ -178,24 +178,17 @@ func withoutRevision(doc []byte) (*node, error) {
 	return n, nil
 }
 
-// DiffStored returns the operations that turn the stored document prev into next (the
+// DiffItems returns the operations that turn the stored form of prev into next's (the
 // revision key aside), in document order: changed members of objects and elements of arrays
-// are descended into, so each operation names the smallest value that changed.
-func DiffStored(prev, next []byte) ([]gtc.PatchOp, error) {
-	// Most changes touch a few of the item's keys: the others are compared as bytes and
-	// never parsed.
-	a, err := topMembers(prev)
-	if err != nil {
-		return nil, err
-	}
-	b, err := topMembers(next)
-	if err != nil {
-		return nil, err
-	}
+// are descended into, so each operation names the smallest value that changed. Most changes
+// touch a few of the item's keys: the others are compared as written and never parsed.
+func DiffItems(prev, next *gtc.Item) ([]gtc.PatchOp, error) {
+	_, a := storedMembers(prev)
+	_, b := storedMembers(next)
 	return diffMembers(a, b)
 }
 
-// diffMembers is DiffStored of two documents' top-level members.
+// diffMembers is DiffItems of two stored forms' top-level members.
 func diffMembers(a, b []rawMember) ([]gtc.PatchOp, error) {
 	var err error
 	shallow := func(ms []rawMember) *node {
@@ -228,7 +221,7 @@ type rawMember struct {
 }
 
 // storedMembers writes the stored form of it and returns it with its top-level members, the
-// revision key left out: the members as topMembers would read them, without reading.
+// revision key left out.
 func storedMembers(it *gtc.Item) ([]byte, []rawMember) {
 	type span struct {
 		key        string
@@ -248,45 +241,9 @@ func storedMembers(it *gtc.Item) ([]byte, []rawMember) {
 	return w.b, ms
 }
 
-// topMembers reads the members of a stored document, the revision key left out.
-func topMembers(doc []byte) ([]rawMember, error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(doc), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	if dec.PeekKind() != '{' {
-		return nil, fmt.Errorf("codec: revision: the stored document is not an object")
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return nil, fmt.Errorf("codec: revision: %w", err)
-	}
-	ms := make([]rawMember, 0, 32)
-	for dec.PeekKind() != '}' {
-		k, err := dec.ReadToken()
-		if err != nil {
-			return nil, fmt.Errorf("codec: revision: %w", err)
-		}
-		name := k.String()
-		v, err := dec.ReadValue()
-		if err != nil {
-			return nil, fmt.Errorf("codec: revision: %w", err)
-		}
-		if name != "revision" {
-			end := int(dec.InputOffset()) // v is the decoder's; the same bytes in doc stay
-			ms = append(ms, rawMember{name, jsontext.Value(doc[end-len(v) : end])})
-		}
-	}
-	return ms, nil
-}
-
-// WholeItem is the operation of an item's first revision: the whole stored document (the
-// revision key aside) added at the empty path.
-func WholeItem(doc []byte) ([]gtc.PatchOp, error) {
-	ms, err := topMembers(doc)
-	if err != nil {
-		return nil, err
-	}
-	return wholeItem(ms, len(doc)), nil
-}
-
-// wholeItem is WholeItem of a document's members; size is about the document's.
+// wholeItem is the operation of an item's first revision: the whole stored document (the
+// revision key aside), from its members, added at the empty path; size is about the
+// document's.
 func wholeItem(ms []rawMember, size int) []gtc.PatchOp {
 	out := make([]byte, 0, size)
 	out = append(out, '{')

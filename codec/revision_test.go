@@ -31,7 +31,7 @@ func TestDiffNamesTheSmallestChangedValue(t *testing.T) {
 	b.Metadata = json.RawMessage(`{"z":1,"a":{"big":12345678901234567890,"f":2.5},"k/~":"slash","new":true}`)
 	b.ManualTags = nil
 	b.Revision = 7 // never part of a diff
-	ops, err := codec.DiffStored(codec.ItemStoredJSON(a), codec.ItemStoredJSON(b))
+	ops, err := codec.DiffItems(a, b)
 	require.NoError(t, err)
 	var paths []string
 	for _, op := range ops {
@@ -67,7 +67,7 @@ func TestApplyRebuildsEveryVersion(t *testing.T) {
 		case 5:
 			next.ManualTags = append(next.ManualTags, "x:"+string(rune('a'+i%26)))
 		}
-		ops, err := codec.DiffStored(codec.ItemStoredJSON(cur), codec.ItemStoredJSON(next))
+		ops, err := codec.DiffItems(cur, next)
 		require.NoError(t, err)
 		revs = append(revs, ops)
 		versions = append(versions, codec.ItemStoredJSON(next))
