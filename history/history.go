@@ -40,50 +40,81 @@ func At(ctx context.Context, c *gtc.Curator, k gtc.Key, n int64) (*gtc.Item, err
 }
 
 func at(ctx context.Context, rs gtc.RevisionStore, cur *gtc.Item, n int64) (*gtc.Item, error) {
+	its, err := versions(ctx, rs, cur, n)
+	if err != nil {
+		return nil, err
+	}
+	return its[0], nil
+}
+
+// versions returns the item as it was after each revision of ns, in that order, rebuilt in
+// one walk down from the current item: the revisions after the oldest of ns, newest first, a
+// page at a time (one read per MaxLimit revisions).
+func versions(ctx context.Context, rs gtc.RevisionStore, cur *gtc.Item, ns ...int64) ([]*gtc.Item, error) {
 	k := cur.Key()
-	if n < 1 || n > cur.Revision {
-		return nil, ErrNoRevision(k, n)
+	out := make([]*gtc.Item, len(ns))
+	oldest := cur.Revision
+	for _, n := range ns {
+		if n < 1 || n > cur.Revision {
+			return nil, ErrNoRevision(k, n)
+		}
+		oldest = min(oldest, n)
 	}
-	if n == cur.Revision {
-		return cur, nil
-	}
-	// The revisions after n, newest first, a page at a time: one read per MaxLimit revisions.
 	doc := codec.ItemStoredJSON(cur)
-	etag, next, cursor := "", cur.Revision, ""
-	for next > n {
+	etag, next, cursor := cur.ETag, cur.Revision, ""
+	capture := func() error { // the version after revision next, for every n that asks for it
+		for i, n := range ns {
+			if n != next || out[i] != nil {
+				continue
+			}
+			if n == cur.Revision {
+				out[i] = cur
+				continue
+			}
+			it, err := codec.DecodeStoredItem(doc)
+			if err != nil {
+				return fmt.Errorf("history: %s: %w: %w", k, gtc.ErrUnavailable, err)
+			}
+			it.Revision, it.ETag = n, etag
+			out[i] = it
+		}
+		return nil
+	}
+	if err := capture(); err != nil {
+		return nil, err
+	}
+	for next > oldest {
 		page, err := rs.List(ctx, k.DatasetName, k.ID, cursor, MaxLimit)
 		if err != nil {
 			return nil, fmt.Errorf("history: revisions of %s: %w", k, err)
 		}
 		for _, rev := range page.Revisions {
-			if rev.Number <= n {
+			if rev.Number <= oldest {
 				break
 			}
 			if rev.Number != next || rev.PrunedBefore != 0 {
 				// Not kept (pruned, or never recorded): the version is not rebuilt from the
 				// old values of a later revision either.
-				return nil, ErrNoRevision(k, n)
+				return nil, ErrNoRevision(k, oldest)
 			}
 			if doc, err = codec.ApplyStored(doc, rev.Ops, true); err != nil {
 				return nil, fmt.Errorf("history: %s: %w: %w", k, gtc.ErrUnavailable, err)
 			}
 			etag, next = rev.ETagBefore, next-1
+			if err := capture(); err != nil {
+				return nil, err
+			}
 		}
-		if page.Next == "" && next > n {
-			return nil, ErrNoRevision(k, n)
+		if page.Next == "" && next > oldest {
+			return nil, ErrNoRevision(k, oldest)
 		}
 		cursor = page.Next
 	}
-	it, err := codec.DecodeStoredItem(doc)
-	if err != nil {
-		return nil, fmt.Errorf("history: %s: %w: %w", k, gtc.ErrUnavailable, err)
-	}
-	it.Revision, it.ETag = n, etag
-	return it, nil
+	return out, nil
 }
 
 // Diff returns the field-level changes from the item as it was after revision from to the
-// item as it was after revision to (to 0: the current revision).
+// item as it was after revision to (to 0: the current revision), both rebuilt in one walk.
 func Diff(ctx context.Context, c *gtc.Curator, k gtc.Key, from, to int64) (fromN, toN int64, ops []gtc.PatchOp, err error) {
 	cur, err := c.GetItem(ctx, k)
 	if err != nil {
@@ -92,15 +123,11 @@ func Diff(ctx context.Context, c *gtc.Curator, k gtc.Key, from, to int64) (fromN
 	if to == 0 {
 		to = cur.Revision
 	}
-	a, err := at(ctx, c.Store().Revisions(), cur, from)
+	its, err := versions(ctx, c.Store().Revisions(), cur, from, to)
 	if err != nil {
 		return 0, 0, nil, err
 	}
-	b, err := at(ctx, c.Store().Revisions(), cur, to)
-	if err != nil {
-		return 0, 0, nil, err
-	}
-	ops, err = codec.DiffStored(codec.ItemStoredJSON(a), codec.ItemStoredJSON(b))
+	ops, err = codec.DiffItems(its[0], its[1])
 	return from, to, ops, err
 }
 

@@ -25,7 +25,7 @@ func TestAtRebuildsEveryVersionAcrossPages(t *testing.T) {
 	it.History = []gtc.HistoryEntry{{Role: "user", Msg: "version 1"}}
 	cur, err := st.Items().Create(ctx, it)
 	require.NoError(t, err)
-	versions := map[int64]*gtc.Item{1: cur}
+	want := map[int64]*gtc.Item{1: cur}
 	for n := int64(2); n <= 2*MaxLimit+50; n++ {
 		next := cur.Clone()
 		next.History[0].Msg = fmt.Sprintf("version %d", n)
@@ -34,13 +34,17 @@ func TestAtRebuildsEveryVersionAcrossPages(t *testing.T) {
 		}
 		cur, err = st.Items().Replace(ctx, cur, next)
 		require.NoError(t, err)
-		versions[n] = cur
+		want[n] = cur
 	}
 	for _, n := range []int64{1, 2, MaxLimit, MaxLimit + 1, 2*MaxLimit + 49, 2*MaxLimit + 50} {
 		got, err := at(ctx, st.Revisions(), cur, n)
 		require.NoError(t, err, "revision %d", n)
-		assert.Equal(t, versions[n], got, "revision %d", n)
+		assert.Equal(t, want[n], got, "revision %d", n)
 	}
+	// Several versions in one walk, in the order asked.
+	its, err := versions(ctx, st.Revisions(), cur, MaxLimit+1, 1, cur.Revision)
+	require.NoError(t, err)
+	assert.Equal(t, []*gtc.Item{want[MaxLimit+1], want[1], want[cur.Revision]}, its)
 	_, err = at(ctx, st.Revisions(), cur, 0)
 	assert.ErrorContains(t, err, "has no revision 0")
 	_, err = at(ctx, st.Revisions(), cur, cur.Revision+1)
