@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -109,21 +108,14 @@ func (s *Server) handleDiff(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	type change struct {
-		Op    string          `json:"op"`
-		Path  string          `json:"path"`
-		Old   json.RawMessage `json:"old,omitzero"`
-		Value json.RawMessage `json:"value,omitzero"`
+	if ops == nil {
+		ops = []gtc.PatchOp{}
 	}
-	out := struct {
-		From    int64    `json:"from"`
-		To      int64    `json:"to"`
-		Changes []change `json:"changes"`
-	}{From: from, To: to, Changes: []change{}}
-	for _, op := range ops {
-		out.Changes = append(out.Changes, change(op))
-	}
-	return writeJSON(c, http.StatusOK, out)
+	return writeJSON(c, http.StatusOK, struct {
+		From    int64         `json:"from"`
+		To      int64         `json:"to"`
+		Changes []gtc.PatchOp `json:"changes"`
+	}{from, to, ops})
 }
 
 // handleRestore answers POST …/restore {"revision": R} with If-Match: the content of revision

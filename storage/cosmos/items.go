@@ -281,7 +281,8 @@ func (s *Store) revisionDocs(ctx context.Context, k gtc.Key, prev, next *gtc.Ite
 	// holds the whole item; for a large item it gives that copy up rather than the write:
 	// the revision still says the item was added, and its content is rebuilt from the item
 	// by undoing the later revisions, as every earlier version is.
-	if size := len(codec.ItemStoredJSON(next)); 2*size > wholeItemBatchBytes {
+	doc := codec.ItemStoredJSON(next)
+	if 2*len(doc) > wholeItemBatchBytes {
 		for _, r := range revs {
 			if len(r.Ops) == 1 && r.Ops[0].Op == "add" && r.Ops[0].Path == "" {
 				r.Ops[0].Value = nil
@@ -290,13 +291,13 @@ func (s *Store) revisionDocs(ctx context.Context, k gtc.Key, prev, next *gtc.Ite
 	}
 	out := &revWrites{}
 	if o := s.opts.History; codec.MayPrune(o, next.Revision) {
-		plan, err := s.planPrune(ctx, k, revs, codec.ItemStoredJSON(next), now)
+		plan, err := s.planPrune(ctx, k, revs, doc, now)
 		if err != nil {
 			return nil, err
 		}
 		if plan.Pruning() {
 			var docs [][]byte
-			size := len(codec.ItemStoredJSON(next))
+			size := len(doc)
 			for _, r := range append(plan.Write, plan.Rebased) {
 				if r == nil {
 					continue
