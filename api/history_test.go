@@ -195,3 +195,27 @@ func TestRecomputeJobRecordsRevisionsInItsCreatorsName(t *testing.T) {
 	assert.Equal(t, "ops@example.com", newest["actor"], "a job writes in the name of whoever started it")
 	assert.Contains(t, newest["paths"], "/computedTags/0")
 }
+
+func TestRestoreOfADeletedItemsRevisionNeedsIfMatch(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.importItems(basicItem("support", "q1"))
+	k := h.key("support", "q1")
+	res := h.do(req{Method: http.MethodDelete, Path: itemPath(k)})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	deleted := h.item("support", "q1")
+	require.Equal(t, "deleted", deleted["status"])
+
+	before := h.snapshot()
+	res = h.do(req{Method: http.MethodPost, Path: itemPath(k) + "/restore", Body: `{"revision":1}`})
+	assert.Equal(t, http.StatusPreconditionFailed, res.Status, string(res.Body))
+	assert.Equal(t, before, h.snapshot(), "without If-Match nothing is restored")
+
+	res = h.do(req{Method: http.MethodPost, Path: itemPath(k) + "/restore", Body: `{"revision":1}`,
+		Header: map[string]string{"If-Match": deleted["_etag"].(string)}})
+	require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+	restored := res.Object(t)
+	assert.Equal(t, "draft", restored["status"], "the status is the revision's")
+	assert.Equal(t, json.Number("3"), restored["revision"])
+	assert.Equal(t, "restore", h.get(itemPath(k)+"/history").Object(t)["revisions"].([]any)[0].(map[string]any)["source"])
+}
