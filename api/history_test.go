@@ -217,5 +217,5 @@ func TestRestoreOfADeletedItemsRevisionNeedsIfMatch(t *testing.T) {
 	restored := res.Object(t)
 	assert.Equal(t, "draft", restored["status"], "the status is the revision's")
 	assert.Equal(t, json.Number("3"), restored["revision"])
-	assert.Equal(t, "restore", h.get(itemPath(k)+"/history").Object(t)["revisions"].([]any)[0].(map[string]any)["source"])
+	assert.Equal(t, "restore", h.get(itemPath(k) + "/history").Object(t)["revisions"].([]any)[0].(map[string]any)["source"])
 }
