@@ -335,7 +335,9 @@ func (x *Exporter) writeData(ctx context.Context, plan *Plan, res Result, dir st
 	bw := bufio.NewWriterSize(cw, 64<<10)
 	enc, err := plan.Formatter.NewEncoder(bw, x.header(plan, res))
 	if err == nil {
-		_, err = x.run(ctx, plan, encoderSink(enc, note), nil)
+		s := encoderSink(enc, note)
+		s.item = files.items.add
+		_, err = x.run(ctx, plan, s, nil)
 	}
 	if err == nil {
 		err = enc.Close()
@@ -458,6 +460,7 @@ func (x *Exporter) writeItemFiles(ctx context.Context, plan *Plan, dir string, f
 			note(ds)
 			return send(itemFile{name: names.name(ds, r.str("id")), raw: r})
 		},
+		item: files.items.add,
 	}, nil)
 	close(queue)
 	wg.Wait()
@@ -497,7 +500,7 @@ func (f itemFile) render(dst []byte, scratch *bytes.Buffer) ([]byte, error) {
 }
 
 // writeManifest writes manifest.json last, pretty-printed with its keys in the documented
-// order and files, sorted by name, as the last key.
+// order, then files, sorted by name, and items, in export order, one entry a line.
 func (x *Exporter) writeManifest(ctx context.Context, plan *Plan, ar ArtifactResult, files *manifestFiles, datasets map[string]struct{}) error {
 	names := make([]string, 0, len(datasets))
 	for n := range datasets {
@@ -545,6 +548,23 @@ func (x *Exporter) writeManifest(ctx context.Context, plan *Plan, ar ArtifactRes
 					return err
 				}
 				_, err = bw.Write(out)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				bw.WriteString("\n  ")
+			}
+			bw.WriteString("],\n  \"items\": [")
+			n = 0
+			err = files.items.each(func(line []byte) error {
+				if n > 0 {
+					bw.WriteByte(',')
+				}
+				n++
+				bw.WriteString("\n    ")
+				_, err := bw.Write(line)
 				return err
 			})
 			if err != nil {

@@ -577,3 +577,87 @@ func TestPrune(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 0, total)
 }
+
+// The manifest names every exported item at the revision it was exported at, so a snapshot
+// says exactly which version of each item it holds; an edit between two snapshots shows as
+// a newer revision in the second.
+func TestArtifactManifestNamesRevisions(t *testing.T) {
+	h := newHarness(t, 9)
+	ctx := context.Background()
+	type entry struct {
+		DatasetName string `json:"datasetName"`
+		ID          string `json:"id"`
+		Revision    int64  `json:"revision"`
+	}
+	items := func(raw []byte) []entry {
+		var doc struct {
+			Items []entry `json:"items"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &doc))
+		return doc.Items
+	}
+	first, err := h.x.Artifact(ctx, h.plan(t, "jsonl"))
+	require.NoError(t, err)
+	m, raw := h.manifest(t, first.SnapshotID)
+	before := items(raw)
+	require.Len(t, before, m.Count)
+	for i, e := range before {
+		if i > 0 {
+			prev := before[i-1]
+			assert.True(t, prev.DatasetName < e.DatasetName || prev.DatasetName == e.DatasetName && prev.ID < e.ID, "in (datasetName, id) order")
+		}
+		it, err := h.st.Items().Get(ctx, gtc.Key{DatasetName: e.DatasetName, Bucket: fixtureBucket, ID: e.ID})
+		require.NoError(t, err)
+		assert.Equal(t, it.Revision, e.Revision, "%s/%s", e.DatasetName, e.ID)
+		assert.Positive(t, e.Revision)
+	}
+
+	edited := before[2]
+	cur, err := h.st.Items().Get(ctx, gtc.Key{DatasetName: edited.DatasetName, Bucket: fixtureBucket, ID: edited.ID})
+	require.NoError(t, err)
+	next := *cur
+	next.Comment = "edited between two snapshots"
+	_, err = h.st.Items().Replace(ctx, cur, &next)
+	require.NoError(t, err)
+
+	h.clock.Advance(time.Minute)
+	second, err := h.x.Artifact(ctx, h.plan(t, "jsonl"))
+	require.NoError(t, err)
+	_, raw = h.manifest(t, second.SnapshotID)
+	after := items(raw)
+	require.Len(t, after, len(before))
+	for i := range after {
+		want := before[i]
+		if want == edited {
+			want.Revision++
+		}
+		assert.Equal(t, want, after[i])
+	}
+	// The data file carries the same revision for the edited item.
+	data, err := os.ReadFile(filepath.Join(h.root, "exports", "snapshots", second.SnapshotID, "ground-truth-items.jsonl"))
+	require.NoError(t, err)
+	found := false
+	for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
+		var r struct {
+			DatasetName string `json:"datasetName"`
+			ID          string `json:"id"`
+			Revision    int64  `json:"revision"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &r))
+		if r.DatasetName == edited.DatasetName && r.ID == edited.ID {
+			found = true
+			assert.Equal(t, edited.Revision+1, r.Revision)
+		}
+	}
+	assert.True(t, found)
+
+	// The snapshot listing still reads such a manifest.
+	list, total, err := h.x.ListSnapshots(ctx, 0, 10)
+	require.NoError(t, err)
+	require.Equal(t, 2, total)
+	for _, s := range list {
+		require.NotNil(t, s.Count)
+		assert.Equal(t, fmt.Sprint(len(after)), s.Count.String())
+		assert.Equal(t, 1, s.FileCount)
+	}
+}

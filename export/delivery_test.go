@@ -8,6 +8,7 @@ package export
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -193,19 +194,28 @@ func TestBusySlots(t *testing.T) {
 }
 
 func TestManifestRunsMerge(t *testing.T) {
-	old := maxEntriesInMemory
-	maxEntriesInMemory = 7
-	t.Cleanup(func() { maxEntriesInMemory = old })
+	old, oldItems := maxEntriesInMemory, itemLogMemory
+	maxEntriesInMemory, itemLogMemory = 7, 300 // a few item entries a spill
+	t.Cleanup(func() { maxEntriesInMemory, itemLogMemory = old, oldItems })
 	h := newHarness(t, 60)
 	res, err := h.x.Artifact(context.Background(), h.plan(t, "json_snapshot_payload"))
 	require.NoError(t, err)
-	m, _ := h.manifest(t, res.SnapshotID)
+	m, raw := h.manifest(t, res.SnapshotID)
 	require.Len(t, m.Files, 40)
 	for i := 1; i < len(m.Files); i++ {
 		assert.Less(t, m.Files[i-1].Name, m.Files[i].Name)
 	}
+	var doc struct {
+		Items []ItemEntry `json:"items"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	require.Len(t, doc.Items, 40, "every item, from the spilled part and the part in memory")
+	for i := 1; i < len(doc.Items); i++ {
+		a, b := doc.Items[i-1], doc.Items[i]
+		assert.True(t, a.DatasetName < b.DatasetName || a.DatasetName == b.DatasetName && a.ID < b.ID, "in export order: %v then %v", a, b)
+	}
 	leftovers, _ := filepath.Glob(filepath.Join(h.root, "tmp", tempPrefix+"*"))
-	assert.Empty(t, leftovers, "the runs file is removed")
+	assert.Empty(t, leftovers, "the runs and items files are removed")
 }
 
 // fillFast creates n approved items with 32 concurrent writers, which the store groups

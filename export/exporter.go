@@ -181,9 +181,12 @@ func (x *Exporter) header(plan *Plan, res Result) Header {
 
 // sink receives the finished records of a run. raw, when set, takes records on the fast
 // path (canonical.go), which the run uses when every processor of the chain allows it.
+//
+// item, when set, is told every item read, in order, once the page holding it is written.
 type sink struct {
-	rec func(Record) error
-	raw func(*rawRecord) error
+	rec  func(Record) error
+	raw  func(*rawRecord) error
+	item func(ItemEntry) error
 }
 
 // encoderSink feeds an encoder, on the fast path when the encoder has one.
@@ -227,6 +230,7 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 
 	type page struct {
 		items []*gtc.Item
+		refs  []ItemEntry  // the items read, when the sink asks for them
 		raws  []*rawRecord // fast path: the built records, in order
 		last  bool
 		err   error // after items (and raws) up to the failure
@@ -247,8 +251,15 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 			if err != nil && ctx.Err() == nil {
 				failed = err
 			}
+			var refs []ItemEntry
+			if s.item != nil {
+				refs = make([]ItemEntry, len(p.Items))
+				for i, it := range p.Items {
+					refs[i] = ItemEntry{DatasetName: it.DatasetName, ID: it.ID, Revision: it.Revision}
+				}
+			}
 			select {
-			case scanned <- page{items: p.Items, last: p.Next == "", err: err}:
+			case scanned <- page{items: p.Items, refs: refs, last: p.Next == "", err: err}:
 			case <-ctx.Done():
 				return
 			}
@@ -342,6 +353,11 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 		}
 		if p.err != nil {
 			return read, p.err
+		}
+		for _, ref := range p.refs {
+			if err := s.item(ref); err != nil {
+				return fail(err)
+			}
 		}
 		if progress != nil {
 			progress(read)

@@ -12,12 +12,14 @@ import (
 
 var fixtureNow = time.Date(2026, 1, 16, 9, 30, 0, 0, time.UTC)
 
+const fixtureBucket = "00000000-0000-0000-0000-000000000000"
+
 // fixtureItem builds a realistic item of about 4 KiB: a multi-turn conversation, tool
 // calls, expected tools, references, metadata with numbers and nested nulls.
 func fixtureItem(ds string, i int, status gtc.Status) *gtc.Item {
 	r := rand.New(rand.NewPCG(7, uint64(i)))
 	it := gtc.NewItem(ds, fmt.Sprintf("gt-%06d", i))
-	it.Bucket = "00000000-0000-0000-0000-000000000000"
+	it.Bucket = fixtureBucket
 	it.Status = status
 	for e := 0; e < 1+r.IntN(3); e++ {
 		turn := fmt.Sprintf("t%d", 2*e+1)

@@ -2,6 +2,7 @@ package export
 
 import (
 	"bufio"
+	"bytes"
 	"container/heap"
 	"encoding/json"
 	"fmt"
@@ -25,6 +26,8 @@ type manifestFiles struct {
 	runs *os.File
 	ends []int64 // end offset of each run in runs
 	err  error
+
+	items itemLog // the exported items and their revisions, in export order
 }
 
 type fileLine struct {
@@ -32,7 +35,9 @@ type fileLine struct {
 	line []byte // compact JSON of the entry
 }
 
-func newManifestFiles(dir string) *manifestFiles { return &manifestFiles{dir: dir} }
+func newManifestFiles(dir string) *manifestFiles {
+	return &manifestFiles{dir: dir, items: itemLog{dir: dir}}
+}
 
 func (m *manifestFiles) add(e FileEntry) {
 	line, err := json.Marshal(e)
@@ -135,12 +140,105 @@ func (m *manifestFiles) each(fn func(line []byte) error) error {
 }
 
 func (m *manifestFiles) close() {
+	m.items.close()
 	m.mem = nil
 	if m.runs != nil {
 		name := m.runs.Name()
 		m.runs.Close()
 		os.Remove(name)
 		m.runs = nil
+	}
+}
+
+// ItemEntry names one exported item at the revision it was exported at.
+type ItemEntry struct {
+	DatasetName string `json:"datasetName"`
+	ID          string `json:"id"`
+	Revision    int64  `json:"revision"`
+}
+
+// itemLog keeps the manifest's item entries, which arrive already in (datasetName, id)
+// order: up to itemLogMemory bytes in memory, the rest appended to a temporary file.
+type itemLog struct {
+	dir  string
+	buf  []byte // compact JSON entries, one a line
+	file *os.File
+	err  error
+}
+
+var itemLogMemory = 1 << 20
+
+func (l *itemLog) add(e ItemEntry) error {
+	if l.err != nil {
+		return l.err
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		l.err = err
+		return err
+	}
+	l.buf = append(append(l.buf, line...), '\n')
+	if len(l.buf) >= itemLogMemory {
+		l.flush()
+	}
+	return l.err
+}
+
+func (l *itemLog) flush() {
+	if l.err != nil || len(l.buf) == 0 {
+		return
+	}
+	if l.file == nil {
+		if err := os.MkdirAll(l.dir, 0o700); err != nil {
+			l.err = err
+			return
+		}
+		f, err := os.CreateTemp(l.dir, tempPrefix+"items-*")
+		if err != nil {
+			l.err = fmt.Errorf("export: manifest items: %w", err)
+			return
+		}
+		l.file = f
+	}
+	if _, err := l.file.Write(l.buf); err != nil {
+		l.err = err
+		return
+	}
+	l.buf = l.buf[:0]
+}
+
+// each calls fn with every entry's compact JSON, in the order they were added.
+func (l *itemLog) each(fn func(line []byte) error) error {
+	if l.file != nil {
+		l.flush()
+	}
+	if l.err != nil {
+		return l.err
+	}
+	var r io.Reader = bytes.NewReader(l.buf)
+	if l.file != nil {
+		if _, err := l.file.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		r = l.file
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if err := fn(sc.Bytes()); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}
+
+func (l *itemLog) close() {
+	l.buf = nil
+	if l.file != nil {
+		name := l.file.Name()
+		l.file.Close()
+		os.Remove(name)
+		l.file = nil
 	}
 }
 

@@ -396,6 +396,24 @@ func decodeSummary(r io.Reader, id string, onFile func(FileEntry) bool) (Snapsho
 			if _, err := dec.Token(); err != nil {
 				return s, err
 			}
+		case "items":
+			// Walked entry by entry: a large snapshot's list is never held whole.
+			t, err := dec.Token()
+			if err != nil {
+				return s, err
+			}
+			if t != json.Delim('[') {
+				continue
+			}
+			for dec.More() {
+				var skip json.RawMessage
+				if err := dec.Decode(&skip); err != nil {
+					return s, err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return s, err
+			}
 		default:
 			var skip json.RawMessage
 			if err := dec.Decode(&skip); err != nil {

@@ -81,10 +81,18 @@ func exportSchemas() map[string]schema {
 			"filters":       exportFiltersEcho(),
 			"datasetNames":  arr(str()),
 			"count":         integer().min(0),
-			"files":         arr(ref("SnapshotFile")).desc("Sorted by name; `files` is the last key."),
+			"files":         arr(ref("SnapshotFile")).desc("Sorted by name."),
+			"items": arr(ref("SnapshotItem")).desc("Every exported item at the revision it was exported " +
+				"at, in (datasetName, id) order, one compact entry a line; the last key. Absent from a " +
+				"manifest written before items had revisions."),
 		}, "snapshotId", "files").openEnded().
 			desc("The stored manifest. A reference-era manifest gets `snapshotId`, and `files` from a " +
 				"directory listing (with null `sha256` and `contentType`, without `items`)."),
+		"SnapshotItem": obj(schema{
+			"datasetName": str(),
+			"id":          str(),
+			"revision":    integer().min(0).desc("The item's revision when it was exported; 0 for an item not written since history was kept."),
+		}, "datasetName", "id", "revision"),
 		"SnapshotFile": obj(schema{
 			"name":        str(),
 			"bytes":       integer().min(0),
