@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"reflect"
@@ -213,7 +214,9 @@ func (w *writer) value(f *field, fp unsafe.Pointer) {
 	case kTimePtr:
 		b = appendTime(b, **(**time.Time)(fp), w.fm)
 	case kRaw:
-		r := *(*json.RawMessage)(fp)
+		// Whitespace around the value is not part of it: reading a document back drops it, so
+		// writing it would make the same item encode two ways.
+		r := bytes.Trim(*(*json.RawMessage)(fp), " \t\r\n")
 		switch {
 		case len(r) == 0 || string(r) == "null":
 			b = append(b, "{}"...)

@@ -100,7 +100,14 @@ func diffNodes(ops []gtc.PatchOp, path string, a, b *node) []gtc.PatchOp {
 	switch {
 	case a.kind == '{' && b.kind == '{' && (path == "" || appendsOnly(a, b) && appendsOnly(b, a)):
 		for i, k := range a.keys {
-			if j := b.member(k); j >= 0 {
+			j := i // the two usually list their keys in the same order
+			if j >= len(b.keys) || b.keys[j] != k {
+				j = b.member(k)
+			}
+			if j >= 0 && a.elems[i].kind == 'r' && b.elems[j].kind == 'r' && bytes.Equal(a.elems[i].raw, b.elems[j].raw) {
+				continue // an unchanged member that was never parsed
+			}
+			if j >= 0 {
 				ops = diffNodes(ops, path+"/"+pointerToken(k), a.elems[i], b.elems[j])
 			}
 		}
@@ -200,7 +207,10 @@ func diffMembers(a, b []rawMember) ([]gtc.PatchOp, error) {
 	}
 	ra, rb := shallow(a), shallow(b)
 	for i, k := range ra.keys { // the members that differ are parsed, to be diffed inside
-		j := rb.member(k)
+		j := i
+		if j >= len(rb.keys) || rb.keys[j] != k {
+			j = rb.member(k)
+		}
 		if j < 0 || bytes.Equal(ra.elems[i].raw, rb.elems[j].raw) {
 			continue
 		}
@@ -218,6 +228,19 @@ func diffMembers(a, b []rawMember) ([]gtc.PatchOp, error) {
 type rawMember struct {
 	key string
 	val jsontext.Value
+}
+
+// StoredForm is an item's stored document with the spans of its top-level members, so that
+// a store encodes the item it writes once, for the document and for its revision.
+type StoredForm struct {
+	Doc     []byte
+	members []rawMember // the revision key left out
+}
+
+// EncodeStored writes the stored form of it (as ItemStoredJSON does) with its members.
+func EncodeStored(it *gtc.Item) StoredForm {
+	doc, ms := storedMembers(it)
+	return StoredForm{Doc: doc, members: ms}
 }
 
 // storedMembers writes the stored form of it and returns it with its top-level members, the
@@ -374,10 +397,11 @@ func childIndex(n *node, t string, end bool) (int, error) {
 // ItemRevisions are the revisions a store records when it writes the item next (whose
 // Revision the caller set with gtc.NextRevision) over prev, or creates it (prev nil). A
 // replace of an item written before revisions were recorded records two: first the item as
-// it was (SourceBaseline), then the change. at is the time of the write.
-func ItemRevisions(ctx context.Context, prev, next *gtc.Item, at time.Time) ([]*gtc.Revision, error) {
+// it was (SourceBaseline), then the change. form is next's stored form (EncodeStored); at is
+// the time of the write.
+func ItemRevisions(ctx context.Context, prev, next *gtc.Item, form StoredForm, at time.Time) ([]*gtc.Revision, error) {
 	// The items are written with their members' spans: nothing is read back.
-	nextDoc, nextMs := storedMembers(next)
+	nextDoc, nextMs := form.Doc, form.members
 	if prev == nil {
 		return []*gtc.Revision{gtc.NewRevision(ctx, next, next.Revision, at, "", wholeItem(nextMs, len(nextDoc)))}, nil
 	}

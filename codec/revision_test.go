@@ -116,7 +116,7 @@ func TestItemRevisionsRecordABaselineForAnItemWithoutHistory(t *testing.T) {
 	next.Comment = "checked"
 	next.Revision = gtc.NextRevision(legacy)
 	at := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
-	revs, err := codec.ItemRevisions(ctx, legacy, next, at)
+	revs, err := codec.ItemRevisions(ctx, legacy, next, codec.EncodeStored(next), at)
 	require.NoError(t, err)
 	require.Len(t, revs, 2)
 	base, change := revs[0], revs[1]

@@ -273,7 +273,8 @@ func (s *Store) revisionDocs(ctx context.Context, k gtc.Key, prev, next *gtc.Ite
 		return nil, nil
 	}
 	now := s.clock.Now()
-	revs, err := codec.ItemRevisions(ctx, prev, next, now)
+	form := codec.EncodeStored(next)
+	revs, err := codec.ItemRevisions(ctx, prev, next, form, now)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", gtc.ErrInvalidArgument, err)
 	}
@@ -281,7 +282,7 @@ func (s *Store) revisionDocs(ctx context.Context, k gtc.Key, prev, next *gtc.Ite
 	// holds the whole item; for a large item it gives that copy up rather than the write:
 	// the revision still says the item was added, and its content is rebuilt from the item
 	// by undoing the later revisions, as every earlier version is.
-	doc := codec.ItemStoredJSON(next)
+	doc := form.Doc
 	if 2*len(doc) > wholeItemBatchBytes {
 		for _, r := range revs {
 			if len(r.Ops) == 1 && r.Ops[0].Op == "add" && r.Ops[0].Path == "" {

@@ -63,7 +63,8 @@ func (s *Store) prepareItem(ctx context.Context, op string, prev, it *gtc.Item) 
 	}
 	c.Revision = gtc.NextRevision(prev)
 	it = &c
-	doc := codec.ItemStoredJSON(it)
+	form := codec.EncodeStored(it)
+	doc := form.Doc
 	if codec.ContentSize(doc, it.Revision) > gtc.MaxItemBytes {
 		return nil, fmt.Errorf("sqlite: %s: %w: canonical document of %s has %d bytes, the limit is %d",
 			op, gtc.ErrTooLarge, it.Key(), len(doc), gtc.MaxItemBytes)
@@ -83,7 +84,9 @@ func (s *Store) prepareItem(ctx context.Context, op string, prev, it *gtc.Item) 
 	if s.history.Disabled {
 		return p, nil
 	}
-	revs, err := codec.ItemRevisions(ctx, prev, stored, p.at)
+	// The revision diffs the document as written against prev's as read back: the codec
+	// writes a document it has read to the same bytes.
+	revs, err := codec.ItemRevisions(ctx, prev, stored, form, p.at)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w: item %s: %w", op, gtc.ErrInvalidArgument, it.Key(), err)
 	}
