@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"hash"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -316,52 +317,88 @@ func (x *Exporter) writeData(ctx context.Context, plan *Plan, res Result, dir st
 	}
 
 	name := plan.Formatter.FileStem() + "." + plan.Formatter.Extension()
-	key := dir + "/" + name
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	df, err := x.openDataFile(ctx, dir, name, plan.Formatter, x.header(plan, res))
+	if err != nil {
+		return 0, 0, err
+	}
+	s := encoderSink(df.enc, note)
+	s.item = files.addItem
+	_, err = x.run(ctx, plan, s, nil)
+	entry, err := df.finish(err, cancel)
+	if err != nil {
+		return df.enc.Count(), df.cw.n, err
+	}
+	files.add(entry)
+	return entry.Items, entry.Bytes, nil
+}
+
+// dataFile is one data file being written to export storage through a formatter's encoder:
+// hashed and counted on its way.
+type dataFile struct {
+	name, key string
+	enc       Encoder
+	pw        *io.PipeWriter
+	h         hash.Hash
+	cw        *countingWriter
+	bw        *bufio.Writer
+	done      chan putResult
+}
+
+type putResult struct {
+	info gtc.ArtifactInfo
+	err  error
+}
+
+// openDataFile starts the upload of dir/name and an encoder of f writing to it. ctx must be
+// cancelled if the file is given up without finish.
+func (x *Exporter) openDataFile(ctx context.Context, dir, name string, f Formatter, h Header) (*dataFile, error) {
+	df := &dataFile{name: name, key: dir + "/" + name, h: sha256.New(), done: make(chan putResult, 1)}
 	pr, pw := io.Pipe()
-	type putResult struct {
-		info gtc.ArtifactInfo
-		err  error
-	}
-	done := make(chan putResult, 1)
+	df.pw = pw
 	go func() {
-		info, err := x.artifacts.Put(ctx, key, pr, gtc.PutOptions{ContentType: gtc.ContentTypeFor(key)})
+		info, err := x.artifacts.Put(ctx, df.key, pr, gtc.PutOptions{ContentType: gtc.ContentTypeFor(df.key)})
 		pr.CloseWithError(errOr(err, io.ErrClosedPipe))
-		done <- putResult{info, err}
+		df.done <- putResult{info, err}
 	}()
-	h := sha256.New()
-	cw := &countingWriter{w: io.MultiWriter(pw, h)}
-	bw := bufio.NewWriterSize(cw, 64<<10)
-	enc, err := plan.Formatter.NewEncoder(bw, x.header(plan, res))
-	if err == nil {
-		s := encoderSink(enc, note)
-		s.item = files.items.add
-		_, err = x.run(ctx, plan, s, nil)
-	}
-	if err == nil {
-		err = enc.Close()
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
+	df.cw = &countingWriter{w: io.MultiWriter(pw, df.h)}
+	df.bw = bufio.NewWriterSize(df.cw, 64<<10)
+	enc, err := f.NewEncoder(df.bw, h)
 	if err != nil {
 		pw.CloseWithError(err)
+		<-df.done
+		return nil, err
+	}
+	df.enc = enc
+	return df, nil
+}
+
+// finish closes the encoder and waits for the upload when err (the writing's outcome) is
+// nil; otherwise, or when closing fails, it gives the upload up, cancelling it.
+func (df *dataFile) finish(err error, cancel func()) (FileEntry, error) {
+	if err == nil {
+		err = df.enc.Close()
+	}
+	if err == nil {
+		err = df.bw.Flush()
+	}
+	if err != nil {
+		df.pw.CloseWithError(err)
 		cancel()
-		r := <-done
-		return enc.Count(), cw.n, errOr(err, r.err)
+		r := <-df.done
+		return FileEntry{}, errOr(err, r.err)
 	}
-	pw.Close()
-	r := <-done
+	df.pw.Close()
+	r := <-df.done
 	if r.err != nil {
-		return enc.Count(), cw.n, r.err
+		return FileEntry{}, r.err
 	}
-	sum := hex.EncodeToString(h.Sum(nil))
-	if err := checkPut(r.info, cw.n, sum); err != nil {
-		return enc.Count(), cw.n, err
+	sum := hex.EncodeToString(df.h.Sum(nil))
+	if err := checkPut(r.info, df.cw.n, sum); err != nil {
+		return FileEntry{}, err
 	}
-	files.add(FileEntry{Name: name, Bytes: cw.n, SHA256: sum, ContentType: gtc.ContentTypeFor(key), Items: enc.Count()})
-	return enc.Count(), cw.n, nil
+	return FileEntry{Name: df.name, Bytes: df.cw.n, SHA256: sum, ContentType: gtc.ContentTypeFor(df.key), Items: df.enc.Count()}, nil
 }
 
 func errOr(err, other error) error {
@@ -460,7 +497,7 @@ func (x *Exporter) writeItemFiles(ctx context.Context, plan *Plan, dir string, f
 			note(ds)
 			return send(itemFile{name: names.name(ds, r.str("id")), raw: r})
 		},
-		item: files.items.add,
+		item: files.addItem,
 	}, nil)
 	close(queue)
 	wg.Wait()
@@ -507,10 +544,7 @@ func (x *Exporter) writeManifest(ctx context.Context, plan *Plan, ar ArtifactRes
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	head := []struct {
-		key string
-		val any
-	}{
+	head := []member{
 		{"schemaVersion", SchemaVersion},
 		{"snapshotId", ar.SnapshotID},
 		{"snapshotAt", ar.SnapshotAt},
@@ -522,48 +556,40 @@ func (x *Exporter) writeManifest(ctx context.Context, plan *Plan, ar ArtifactRes
 		{"datasetNames", names},
 		{"count", ar.Count},
 	}
+	return x.putManifest(ctx, ar.ManifestPath, head, files.each, &files.items)
+}
+
+// member is one key of a manifest's head.
+type member struct {
+	key string
+	val any
+}
+
+// putManifest writes a manifest to key: pretty-printed, the head's keys in order, then
+// "files" (each entry's compact JSON from eachFile, indented) and "items" (one compact entry
+// a line).
+func (x *Exporter) putManifest(ctx context.Context, key string, head []member, eachFile func(func([]byte) error) error, items *itemLog) error {
 	pr, pw := io.Pipe()
 	produced := make(chan struct{})
 	go func() {
 		defer close(produced)
 		bw := bufio.NewWriterSize(pw, 64<<10)
-		err := func() error {
-			bw.WriteString("{\n")
-			for _, h := range head {
-				if err := writeIndentedMember(bw, "  ", h.key, h.val); err != nil {
-					return err
-				}
-				bw.WriteString(",\n")
-			}
-			bw.WriteString(`  "files": [`)
+		list := func(name string, each func(func([]byte) error) error, indent bool) error {
+			bw.WriteString(`  "` + name + `": [`)
 			n := 0
-			err := files.each(func(line []byte) error {
+			err := each(func(line []byte) error {
 				if n > 0 {
 					bw.WriteByte(',')
 				}
 				n++
 				bw.WriteString("\n    ")
-				out, err := appendIndented(nil, line, "    ")
-				if err != nil {
-					return err
+				if indent {
+					out, err := appendIndented(nil, line, "    ")
+					if err != nil {
+						return err
+					}
+					line = out
 				}
-				_, err = bw.Write(out)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			if n > 0 {
-				bw.WriteString("\n  ")
-			}
-			bw.WriteString("],\n  \"items\": [")
-			n = 0
-			err = files.items.each(func(line []byte) error {
-				if n > 0 {
-					bw.WriteByte(',')
-				}
-				n++
-				bw.WriteString("\n    ")
 				_, err := bw.Write(line)
 				return err
 			})
@@ -573,12 +599,30 @@ func (x *Exporter) writeManifest(ctx context.Context, plan *Plan, ar ArtifactRes
 			if n > 0 {
 				bw.WriteString("\n  ")
 			}
-			bw.WriteString("]\n}\n")
+			bw.WriteString("]")
+			return nil
+		}
+		err := func() error {
+			bw.WriteString("{\n")
+			for _, h := range head {
+				if err := writeIndentedMember(bw, "  ", h.key, h.val); err != nil {
+					return err
+				}
+				bw.WriteString(",\n")
+			}
+			if err := list("files", eachFile, true); err != nil {
+				return err
+			}
+			bw.WriteString(",\n")
+			if err := list("items", items.each, false); err != nil {
+				return err
+			}
+			bw.WriteString("\n}\n")
 			return bw.Flush()
 		}()
 		pw.CloseWithError(err)
 	}()
-	_, err := x.artifacts.Put(ctx, ar.ManifestPath, pr, gtc.PutOptions{ContentType: gtc.ContentTypeJSON})
+	_, err := x.artifacts.Put(ctx, key, pr, gtc.PutOptions{ContentType: gtc.ContentTypeJSON})
 	pr.CloseWithError(errOr(err, io.ErrClosedPipe))
 	<-produced // the writer stops at its next write; it must not outlive the entries it reads
 	return err

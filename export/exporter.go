@@ -182,12 +182,23 @@ func (x *Exporter) header(plan *Plan, res Result) Header {
 // sink receives the finished records of a run. raw, when set, takes records on the fast
 // path (canonical.go), which the run uses when every processor of the chain allows it.
 //
-// item, when set, is told every item read, in order, once the page holding it is written.
+// start and item, when set, are told of every item read, in order: start before its records
+// reach the sink, item after.
 type sink struct {
-	rec  func(Record) error
-	raw  func(*rawRecord) error
-	item func(ItemEntry) error
+	rec   func(Record) error
+	raw   func(*rawRecord) error
+	start func(itemRef) error
+	item  func(itemRef) error
 }
+
+// itemRef is what a sink learns of the item whose records it is given.
+type itemRef struct {
+	ItemEntry
+	status gtc.Status
+	tags   []string
+}
+
+func (s *sink) wantsItems() bool { return s.start != nil || s.item != nil }
 
 // encoderSink feeds an encoder, on the fast path when the encoder has one.
 func encoderSink(enc Encoder, note func(ds string)) sink {
@@ -230,7 +241,7 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 
 	type page struct {
 		items []*gtc.Item
-		refs  []ItemEntry  // the items read, when the sink asks for them
+		refs  []itemRef    // the items read, when the sink asks for them
 		raws  []*rawRecord // fast path: the built records, in order
 		last  bool
 		err   error // after items (and raws) up to the failure
@@ -251,11 +262,20 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 			if err != nil && ctx.Err() == nil {
 				failed = err
 			}
-			var refs []ItemEntry
-			if s.item != nil {
-				refs = make([]ItemEntry, len(p.Items))
+			if plan.Select != nil {
+				kept := p.Items[:0]
+				for _, it := range p.Items {
+					if plan.Select(it) {
+						kept = append(kept, it)
+					}
+				}
+				p.Items = kept
+			}
+			var refs []itemRef
+			if s.wantsItems() {
+				refs = make([]itemRef, len(p.Items))
 				for i, it := range p.Items {
-					refs[i] = ItemEntry{DatasetName: it.DatasetName, ID: it.ID, Revision: it.Revision}
+					refs[i] = itemRef{ItemEntry{DatasetName: it.DatasetName, ID: it.ID, Revision: it.Revision}, it.Status, it.Tags()}
 				}
 			}
 			select {
@@ -327,6 +347,20 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 		if !ok {
 			return read, ctx.Err()
 		}
+		around := func(i int, write func() error) error {
+			if p.refs != nil && s.start != nil {
+				if err := s.start(p.refs[i]); err != nil {
+					return err
+				}
+			}
+			if err := write(); err != nil {
+				return err
+			}
+			if p.refs != nil && s.item != nil {
+				return s.item(p.refs[i])
+			}
+			return nil
+		}
 		for i, it := range p.items {
 			if err := ctx.Err(); err != nil {
 				return read, err
@@ -336,7 +370,7 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 				return fail(err)
 			}
 			p.items[i] = nil // the page need not keep what has been exported
-			if err := chain.push(rec); err != nil {
+			if err := around(i, func() error { return chain.push(rec) }); err != nil {
 				return fail(err)
 			}
 			read++
@@ -346,18 +380,13 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 				return read, err
 			}
 			p.raws[i] = nil
-			if err := s.raw(rec); err != nil {
+			if err := around(i, func() error { return s.raw(rec) }); err != nil {
 				return fail(err)
 			}
 			read++
 		}
 		if p.err != nil {
 			return read, p.err
-		}
-		for _, ref := range p.refs {
-			if err := s.item(ref); err != nil {
-				return fail(err)
-			}
 		}
 		if progress != nil {
 			progress(read)

@@ -39,6 +39,8 @@ func newManifestFiles(dir string) *manifestFiles {
 	return &manifestFiles{dir: dir, items: itemLog{dir: dir}}
 }
 
+func (m *manifestFiles) addItem(r itemRef) error { return m.items.add(r.ItemEntry) }
+
 func (m *manifestFiles) add(e FileEntry) {
 	line, err := json.Marshal(e)
 	if err != nil {
@@ -168,7 +170,7 @@ type itemLog struct {
 
 var itemLogMemory = 1 << 20
 
-func (l *itemLog) add(e ItemEntry) error {
+func (l *itemLog) add(e any) error {
 	if l.err != nil {
 		return l.err
 	}
