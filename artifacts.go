@@ -149,6 +149,8 @@ const (
 	ContentTypeNDJSON = "application/x-ndjson"
 	ContentTypeCSV    = "text/csv; charset=utf-8"
 	ContentTypeOctet  = "application/octet-stream"
+	// ContentTypeMarkdown is a release's dataset card.
+	ContentTypeMarkdown = "text/markdown; charset=utf-8"
 )
 
 // ContentTypeFor is the content type of the object at key, chosen by its extension.
@@ -160,6 +162,8 @@ func ContentTypeFor(key string) string {
 		return ContentTypeNDJSON
 	case ".csv":
 		return ContentTypeCSV
+	case ".md":
+		return ContentTypeMarkdown
 	}
 	return ContentTypeOctet
 }

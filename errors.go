@@ -44,6 +44,8 @@ const (
 	CodeStorageError           = "STORAGE_ERROR"
 	CodeExportBusy             = "EXPORT_BUSY"
 	CodeJobsBusy               = "JOBS_BUSY"
+	CodeReleaseExists          = "RELEASE_EXISTS"
+	CodeReleaseDeleted         = "RELEASE_DELETED"
 	// Agent tool invocation only: the body is not JSON, or not an object;
 	// the name is not a tool.
 	CodeMalformedJSON      = "MALFORMED_JSON"

@@ -48,6 +48,8 @@ var statusOf = map[string]int{
 	gtc.CodeStorageError:           http.StatusInternalServerError,
 	gtc.CodeExportBusy:             http.StatusServiceUnavailable,
 	gtc.CodeJobsBusy:               http.StatusTooManyRequests,
+	gtc.CodeReleaseExists:          http.StatusConflict,
+	gtc.CodeReleaseDeleted:         http.StatusGone,
 	gtc.CodeMalformedJSON:          http.StatusBadRequest,
 	gtc.CodeToolInputNotObject:     http.StatusBadRequest,
 	gtc.CodeUnknownTool:            http.StatusNotFound,

@@ -5,10 +5,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"hash"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"slices"
 	"strconv"
@@ -214,22 +214,28 @@ func (x *Exporter) Artifact(ctx context.Context, plan *Plan) (ar ArtifactResult,
 	}
 	if err != nil {
 		x.cleanup(ctx, ar.SnapshotDir)
-		var re *RecordError
-		var ge *gtc.Error
-		if errors.As(err, &re) || errors.As(err, &ge) || ctx.Err() != nil {
-			return ar, err
-		}
-		switch {
-		case errors.Is(err, gtc.ErrStorageFull):
-			return ar, &storageError{public: errStorageFull, cause: err}
-		case errors.Is(err, gtc.ErrStorageUnavailable):
-			// Storage went away part-way: nothing was saved, and a retry may succeed.
-			return ar, &storageError{public: errStorageUnreachable, cause: err}
-		}
-		return ar, &storageError{public: errStorageWrite, cause: err}
+		return ar, writeFailure(ctx, err)
 	}
 	x.snapshots.markComplete(id)
 	return ar, nil
+}
+
+// writeFailure is the error a caller sees for an export that failed while writing: a
+// record's or a request's own error as it is, a storage failure as its public error.
+func writeFailure(ctx context.Context, err error) error {
+	var re *RecordError
+	var ge *gtc.Error
+	if errors.As(err, &re) || errors.As(err, &ge) || ctx.Err() != nil {
+		return err
+	}
+	switch {
+	case errors.Is(err, gtc.ErrStorageFull):
+		return &storageError{public: errStorageFull, cause: err}
+	case errors.Is(err, gtc.ErrStorageUnavailable):
+		// Storage went away part-way: nothing was saved, and a retry may succeed.
+		return &storageError{public: errStorageUnreachable, cause: err}
+	}
+	return &storageError{public: errStorageWrite, cause: err}
 }
 
 // FreeSpacer is implemented by export storage on a local file system: FreeBytes reports

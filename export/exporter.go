@@ -37,6 +37,8 @@ type Config struct {
 	// reports its free space (FreeSpacer: local disk) has less (GTC_EXPORT_MIN_FREE_BYTES;
 	// 0: no check).
 	MinFreeBytes uint64
+	// TagGroups lists the tag groups a release may be stratified by (nil: none).
+	TagGroups func(context.Context) ([]string, error)
 }
 
 // Exporter runs exports: the pipeline from the item store through the processors and a
@@ -57,6 +59,7 @@ type Exporter struct {
 	slots        chan struct{}
 	snapshots    *snapshotCache
 	observer     Observer
+	groups       func(context.Context) ([]string, error)
 }
 
 // New checks the configuration and returns the exporter. The default chain must name
@@ -97,6 +100,7 @@ func New(c Config) (*Exporter, error) {
 		slots:     make(chan struct{}, c.MaxConcurrent),
 		snapshots: newSnapshotCache(4096),
 		observer:  c.Observer,
+		groups:    c.TagGroups,
 	}, nil
 }
 
