@@ -23,9 +23,9 @@ type Plan struct {
 	FiltersEcho  map[string]any // {"status": as sent or "approved", "datasetNames": as sent, only if sent}
 	Mode         string         // gtc.DeliveryAttachment, gtc.DeliveryStream or gtc.DeliveryArtifact
 	// Select, when set, keeps only the items it returns true for (a release's tag filters).
-	Select func(*gtc.Item) bool
-	Actor        string         // the caller's user id
-	RequestID    string         // for the summary log line; "" outside HTTP
+	Select    func(*gtc.Item) bool
+	Actor     string // the caller's user id
+	RequestID string // for the summary log line; "" outside HTTP
 }
 
 // ProcessorNames lists the chain's names in order.

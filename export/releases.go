@@ -331,4 +331,3 @@ func (x *Exporter) DeleteRelease(ctx context.Context, name, actor string) (Tombs
 	}
 	return t, nil
 }
-
