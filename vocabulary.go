@@ -2,6 +2,8 @@ package gtc
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -109,4 +111,22 @@ type GlossaryGroup struct {
 type GlossaryTag struct {
 	Key         string  `json:"key"`
 	Description *string `json:"description"`
+}
+
+// TagGroups lists the groups of the glossary's tags (the part of each key before its first
+// colon) and of its manual groups, sorted and distinct.
+func (g *Glossary) TagGroups() []string {
+	var out []string
+	for _, gr := range g.Groups {
+		if gr.Type == GlossaryManual {
+			out = append(out, gr.Name)
+		}
+		for _, t := range gr.Tags {
+			if group, _, ok := strings.Cut(t.Key, ":"); ok && group != "" {
+				out = append(out, group)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

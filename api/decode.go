@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gtc-dev/gtc"
@@ -241,6 +242,48 @@ func decodeExportRequest(body []byte) (*gtc.ExportRequest, error) {
 				d.Add(dp.Key("mode"), "must be one of: attachment, stream, artifact")
 			}
 		}
+	}
+	return codec.Result(d, req)
+}
+
+// decodeReleaseRequest reads the body of POST /v1/releases: every problem of shape is listed
+// (422); the values are checked when the release is resolved.
+func decodeReleaseRequest(body []byte) (*gtc.ReleaseRequest, error) {
+	req := &gtc.ReleaseRequest{}
+	d, m := codec.ParseFields(body, "name", "datasets", "filters", "splits", "stratifyBy", "formats", "notes")
+	if _, set := m["name"]; !set && d.OK() {
+		d.Add(codec.At("name"), codec.MsgRequired)
+	}
+	if s, ok := d.Str(m["name"], codec.At("name"), false); ok {
+		req.Name = s
+	}
+	req.Datasets = d.Strings(m["datasets"], codec.At("datasets"), false, false)
+	fp := codec.At("filters")
+	filters := map[string]codec.Value{}
+	if m["filters"].Kind() != codec.Null && d.Object(m["filters"], fp, codec.Keys("status", "tags", "excludeTags"), filters) {
+		_, set := filters["status"]
+		if s, ok := d.Str(filters["status"], fp.Key("status"), !set); ok {
+			req.Status = &s
+		}
+		req.Tags = d.Strings(filters["tags"], fp.Key("tags"), false, false)
+		req.ExcludeTags = d.Strings(filters["excludeTags"], fp.Key("excludeTags"), false, false)
+	}
+	sp := codec.At("splits")
+	for it := d.Items(m["splits"], sp, codec.Object, true); it.Next(); {
+		name := it.Key.String()
+		ratio, err := strconv.ParseFloat(it.Val.Text(), 64)
+		if it.Val.Kind() != codec.Number || err != nil {
+			d.Add(sp.Key(name), "expected a number")
+			continue
+		}
+		req.Splits = append(req.Splits, gtc.Split{Name: name, Ratio: ratio})
+	}
+	if s, ok := d.Str(m["stratifyBy"], codec.At("stratifyBy"), true); ok {
+		req.StratifyBy = s
+	}
+	req.Formats = d.Strings(m["formats"], codec.At("formats"), false, false)
+	if s, ok := d.Str(m["notes"], codec.At("notes"), true); ok {
+		req.Notes = s
 	}
 	return codec.Result(d, req)
 }

@@ -22,6 +22,8 @@ func (s *Server) exportRoutes() map[string]bool {
 	return map[string]bool{
 		p + "/ground-truths/snapshot":          true,
 		p + "/exports/:snapshotId/files/:name": true,
+		p + "/releases":                        true,
+		p + "/releases/:name/files/:file":      true,
 	}
 }
 

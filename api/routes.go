@@ -46,6 +46,11 @@ func (s *Server) routes() {
 	add(http.MethodGet, p+"/exports", s.handleListExports)
 	add(http.MethodGet, p+"/exports/:snapshotId", s.handleGetManifest)
 	add(http.MethodGet, p+"/exports/:snapshotId/files/:name", s.handleGetExportFile)
+	add(http.MethodPost, p+"/releases", s.handleCreateRelease)
+	add(http.MethodGet, p+"/releases", s.handleListReleases)
+	add(http.MethodGet, p+"/releases/:name", s.handleGetRelease)
+	add(http.MethodDelete, p+"/releases/:name", s.handleDeleteRelease)
+	add(http.MethodGet, p+"/releases/:name/files/:file", s.handleGetReleaseFile)
 	add(http.MethodGet, p+"/jobs/:id", s.handleGetJob)
 
 	add(http.MethodPost, p+"/assignments/self-serve", s.handleSelfServe)

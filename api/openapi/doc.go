@@ -33,6 +33,9 @@ func Document(prefix, version string) *Doc {
 	for name, s := range exportSchemas() {
 		schemas[name] = s.set("title", name)
 	}
+	for name, s := range releaseSchemas() {
+		schemas[name] = s.set("title", name)
+	}
 	for name, s := range agentSchemas() {
 		schemas[name] = s.set("title", name)
 	}
@@ -41,6 +44,9 @@ func Document(prefix, version string) *Doc {
 		pathItems[path] = item
 	}
 	for path, item := range exportPaths(prefix) {
+		pathItems[path] = item
+	}
+	for path, item := range releasePaths(prefix) {
 		pathItems[path] = item
 	}
 	for path, item := range agentPaths(prefix) {
@@ -66,6 +72,7 @@ func Document(prefix, version string) *Doc {
 			{"name": "datasets", "description": "Datasets and their curation instructions."},
 			{"name": "search", "description": "Reference search."},
 			{"name": "exports", "description": "Exports of items as downloads, streams or snapshots in export storage, and the stored snapshots."},
+			{"name": "releases", "description": "Named, immutable releases of items pinned at their revisions, with splits and a dataset card."},
 			{"name": "agent", "description": "The LLM tool endpoint: tool definitions and invocation (the MCP server on /mcp is not part of this document)."},
 		},
 		"paths": pathItems,

@@ -153,6 +153,16 @@ func (a *app) exporter(ctx context.Context) (*export.Exporter, error) {
 		MaxConcurrent: cfg.ExportMaxConcurrent, TempDir: cfg.TempDir(), Log: a.log,
 		MinFreeBytes: uint64(cfg.ExportMinFreeBytes),
 	}
+	if a.curator != nil {
+		vocab := a.curator.Vocabulary()
+		xc.TagGroups = func(ctx context.Context) ([]string, error) {
+			g, err := vocab.Glossary(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return g.TagGroups(), nil
+		}
+	}
 	if a.metrics != nil {
 		xc.Observer = a.metrics
 	}

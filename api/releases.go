@@ -1,0 +1,126 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/export"
+)
+
+// handleCreateRelease makes a release and answers with its manifest.
+func (s *Server) handleCreateRelease(c echo.Context) error {
+	if s.exp == nil {
+		return errNoExports
+	}
+	req, err := decodeReleaseRequest(body(c))
+	if err != nil {
+		return err
+	}
+	caller := gtc.CallerFrom(c.Request().Context())
+	ctx, cancel := s.extendDeadline(c)
+	defer cancel()
+	rp, err := s.exp.ResolveRelease(ctx, req, caller.UserID)
+	if err != nil {
+		return err
+	}
+	release, err := s.exp.Acquire(ctx)
+	if err != nil {
+		if errors.Is(err, export.ErrBusy) {
+			c.Response().Header().Set("Retry-After", "10")
+		}
+		return err
+	}
+	info, err := s.exp.CreateRelease(ctx, rp)
+	release()
+	if err != nil {
+		return export.AsRecordError(err)
+	}
+	c.Response().Header().Set(echo.HeaderLocation, s.opts.Prefix+"/releases/"+info.Name)
+	return s.sendReleaseFile(c, info.Name, "manifest.json", http.StatusCreated, false)
+}
+
+func (s *Server) handleListReleases(c echo.Context) error {
+	if s.exp == nil {
+		return errNoExports
+	}
+	page, limit, err := s.parseExportList(c.Request().URL)
+	if err != nil {
+		return err
+	}
+	list, total, err := s.exp.ListReleases(c.Request().Context(), pageOffset(page, limit), limit)
+	if err != nil {
+		return err
+	}
+	type item struct {
+		export.ReleaseSummary
+		ManifestURL string `json:"manifestUrl"`
+	}
+	items := make([]item, len(list))
+	for i, r := range list {
+		items[i] = item{r, s.opts.Prefix + "/releases/" + r.Name}
+	}
+	pages := (total + limit - 1) / limit
+	return writeJSON(c, http.StatusOK, struct {
+		Items      []item     `json:"items"`
+		Pagination pagination `json:"pagination"`
+	}{items, pagination{Page: page, Limit: limit, Total: total, TotalPages: pages, HasNext: page < pages, HasPrev: page > 1}})
+}
+
+func (s *Server) handleGetRelease(c echo.Context) error {
+	if s.exp == nil {
+		return errNoExports
+	}
+	return s.sendReleaseFile(c, param(c, "name"), "manifest.json", http.StatusOK, false)
+}
+
+func (s *Server) handleGetReleaseFile(c echo.Context) error {
+	if s.exp == nil {
+		return errNoExports
+	}
+	return s.sendReleaseFile(c, param(c, "name"), param(c, "file"), http.StatusOK, true)
+}
+
+// sendReleaseFile streams one file of a release: the manifest inline, a data file as an
+// attachment with its sha256 as ETag.
+func (s *Server) sendReleaseFile(c echo.Context, name, file string, status int, attachment bool) error {
+	ctx, cancel := s.extendDeadline(c)
+	defer cancel()
+	f, err := s.exp.OpenReleaseFile(ctx, name, file)
+	if err != nil {
+		return err
+	}
+	defer f.Body.Close()
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, f.ContentType)
+	h.Set(echo.HeaderContentLength, strconv.FormatInt(f.Size, 10))
+	if attachment {
+		h.Set(echo.HeaderContentDisposition, `attachment; filename="`+f.Name+`"`)
+	}
+	if f.SHA256 != "" {
+		h.Set("ETag", `"`+f.SHA256+`"`)
+	}
+	c.Response().WriteHeader(status)
+	if _, err := io.CopyBuffer(onlyWriter{c.Response()}, f.Body, make([]byte, 32<<10)); err != nil {
+		// The headers are out: a short body must not look complete.
+		s.log.ErrorContext(ctx, "release file download aborted", "request_id", requestID(c), "release", name, "file", f.Name, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+func (s *Server) handleDeleteRelease(c echo.Context) error {
+	if s.exp == nil {
+		return errNoExports
+	}
+	caller := gtc.CallerFrom(c.Request().Context())
+	t, err := s.exp.DeleteRelease(c.Request().Context(), param(c, "name"), caller.UserID)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, t)
+}
