@@ -198,6 +198,7 @@ type sink struct {
 // itemRef is what a sink learns of the item whose records it is given.
 type itemRef struct {
 	ItemEntry
+	bucket string
 	status gtc.Status
 	tags   []string
 }
@@ -279,7 +280,7 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 			if s.wantsItems() {
 				refs = make([]itemRef, len(p.Items))
 				for i, it := range p.Items {
-					refs[i] = itemRef{ItemEntry{DatasetName: it.DatasetName, ID: it.ID, Revision: it.Revision}, it.Status, it.Tags()}
+					refs[i] = itemRef{ItemEntry{DatasetName: it.DatasetName, ID: it.ID, Revision: it.Revision}, it.Bucket, it.Status, it.Tags()}
 				}
 			}
 			select {

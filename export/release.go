@@ -268,6 +268,7 @@ type ReleaseInfo struct {
 // ReleaseItem is one item of a release's manifest.
 type ReleaseItem struct {
 	DatasetName string `json:"datasetName"`
+	Bucket      string `json:"bucket"`
 	ID          string `json:"id"`
 	Revision    int64  `json:"revision"`
 	SHA256      string `json:"sha256"`
@@ -371,7 +372,7 @@ func (x *Exporter) CreateRelease(ctx context.Context, rp *ReleasePlan) (info Rel
 			return nil
 		},
 		item: func(r itemRef) error {
-			e := ReleaseItem{DatasetName: r.DatasetName, ID: r.ID, Revision: r.Revision,
+			e := ReleaseItem{DatasetName: r.DatasetName, Bucket: r.bucket, ID: r.ID, Revision: r.Revision,
 				SHA256: hex.EncodeToString(itemSum.Sum(nil)), Split: split}
 			fmt.Fprintf(content, "%s\x00%s\x00%d\x00%s\n", e.DatasetName, e.ID, e.Revision, e.SHA256)
 			counts.add(r, split)

@@ -47,11 +47,12 @@ func releaseSchemas() map[string]schema {
 		}), append(summaryRequired, "files", "items")...),
 		"ReleaseItem": obj(schema{
 			"datasetName": str(),
+			"bucket":      str(),
 			"id":          str(),
 			"revision":    integer().min(0),
 			"sha256":      str().desc("Of the item's exported records as compact JSON lines."),
 			"split":       str(),
-		}, "datasetName", "id", "revision", "sha256", "split"),
+		}, "datasetName", "bucket", "id", "revision", "sha256", "split"),
 		"ReleaseTombstone": obj(schema{"name": str(), "deletedAt": dateTime(), "deletedBy": str()},
 			"name", "deletedAt", "deletedBy"),
 	}
