@@ -8,7 +8,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export GTC_DATA_DIR ?= ./data
 
-.PHONY: run build test test-unit fuzz bench bench-compare bench-instrumentation bench-hostile bench-history loadtest lint clean
+.PHONY: run build test test-unit fuzz bench bench-compare bench-instrumentation bench-hostile bench-history bench-release loadtest lint clean
 
 ## run: build, load a small demo set into an empty embedded store, and serve on :8000
 run: build
@@ -53,6 +53,10 @@ bench-hostile: build
 ## bench-history: what recording every change costs, in one build: rounds alternating GTC_HISTORY_ENABLED=true and false on one seeded store (PUT with 16 writers, list and GET medians, an import of 10,000 items), the history reads of an item with 1,000 revisions, and the bytes a revision takes (100,000 items edited 5 times each; HISTORY_FLAGS adds gtc-bench flags, e.g. --items 20000 --rounds 4 --history-items 10000)
 bench-history: build
 	$(GO) run ./cmd/gtc-bench --suite history --gtc $(BIN) $(HISTORY_FLAGS)
+
+## bench-release: releases of 100,000 seeded approved items (RELEASE_FLAGS adds gtc-bench flags, e.g. --export-items 20000 or --export-data-dir DIR to reuse a seeded store): jsonl, parquet, two splits and both formats at once, each with its items/s and the server's RSS growth
+bench-release: build
+	$(GO) run ./cmd/gtc-bench --suite release --gtc $(BIN) $(RELEASE_FLAGS)
 
 ## loadtest: build bin/gtc, then 64 clients for 60 s against it on the embedded SQLite store (curators, editors, explorers, an exporter, an agent); checks that no acknowledged write was lost and prints throughput, latency percentiles, errors and the server's RSS (LOADTEST_FLAGS adds gtc-load flags)
 loadtest: build

@@ -70,9 +70,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&o.writeTime, "write-duration", 15*time.Second, "how long the write phase runs")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data directory")
 	fs.StringVar(&o.dataDir, "data-dir", "", "reuse this data directory (seeded when empty)")
-	fs.StringVar(&o.suite, "suite", "all", "what to measure: api, export, instrumentation, hostile, compare, history or all (api and export)")
-	fs.IntVar(&o.exportN, "export-items", 100000, "approved items in the export and compare suites' store")
-	fs.StringVar(&o.exportDir, "export-data-dir", "", "reuse this data directory for the export suite (seeded when empty)")
+	fs.StringVar(&o.suite, "suite", "all", "what to measure: api, export, release, instrumentation, hostile, compare, history or all (api and export)")
+	fs.IntVar(&o.exportN, "export-items", 100000, "approved items in the export, release and compare suites' store")
+	fs.StringVar(&o.exportDir, "export-data-dir", "", "reuse this data directory for the export and release suites (seeded when empty)")
 	fs.StringVar(&o.blobCS, "blob-connection-string", os.Getenv("GTC_BENCH_BLOB_CONNECTION_STRING"),
 		"Blob (Azurite) connection string for the Blob export figures; empty skips them")
 	fs.IntVar(&o.rounds, "rounds", 6, "instrumentation and compare suites: interleaved rounds of each variant")
@@ -86,12 +86,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	switch o.suite {
-	case "api", "export", "instrumentation", "hostile", "compare", "history", "all":
+	case "api", "export", "release", "instrumentation", "hostile", "compare", "history", "all":
 	default:
-		return fmt.Errorf("--suite %q: must be api, export, instrumentation, hostile, compare, history or all", o.suite)
+		return fmt.Errorf("--suite %q: must be api, export, release, instrumentation, hostile, compare, history or all", o.suite)
 	}
 	dir := o.dataDir
-	if dir == "" && (o.suite != "export" || o.exportDir == "") {
+	if dir == "" && (o.suite != "export" && o.suite != "release" || o.exportDir == "") {
 		var err error
 		dir, err = os.MkdirTemp("", "gtc-bench-")
 		if err != nil {
@@ -113,6 +113,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if o.suite == "history" {
 		fmt.Fprintf(out, "data dir   %s\n", dir)
 		return historySuite(ctx, o, dir, out)
+	}
+	if o.suite == "release" {
+		edir := o.exportDir
+		if edir == "" {
+			edir = filepath.Join(dir, "export-suite")
+		}
+		return releaseSuite(ctx, o, edir, out)
 	}
 	if o.suite == "hostile" {
 		fmt.Fprintf(out, "data dir   %s\n", dir)
