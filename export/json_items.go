@@ -71,6 +71,22 @@ func (e *lineEncoder) Encode(rec Record) error {
 	return nil
 }
 
+// encodeCompact writes a record already written as compact JSON (AppendJSON's or a raw
+// record's bytes).
+func (e *lineEncoder) encodeCompact(line []byte) error {
+	b := e.buf[:0]
+	if e.n > 0 {
+		b = append(b, e.sep...)
+	}
+	b = append(append(b, line...), e.term...)
+	e.buf = b
+	if _, err := e.w.Write(b); err != nil {
+		return err
+	}
+	e.n++
+	return nil
+}
+
 func (e *lineEncoder) encodeRaw(r *rawRecord) error {
 	b := e.buf[:0]
 	if e.n > 0 {

@@ -279,7 +279,19 @@ type ReleaseItem struct {
 type releaseFile struct {
 	*dataFile
 	split, format string
-	raw           rawEncoder // the encoder's fast path, when it has one
+	raw           rawEncoder   // the encoder's fast path, when it has one
+	compact       *lineEncoder // set for the formats that write each record's compact JSON
+}
+
+// write writes one record, whose compact JSON is line, to the file.
+func (f *releaseFile) write(rec Record, raw *rawRecord, line []byte) error {
+	switch {
+	case f.compact != nil:
+		return f.compact.encodeCompact(line)
+	case raw != nil:
+		return f.raw.encodeRaw(raw)
+	}
+	return f.enc.Encode(rec)
 }
 
 // CreateRelease writes the release: it claims the name, writes each split's data files in
@@ -331,6 +343,7 @@ func (x *Exporter) CreateRelease(ctx context.Context, rp *ReleasePlan) (info Rel
 			}
 			rf := &releaseFile{dataFile: df, split: s.Name, format: f.Name()}
 			rf.raw, _ = df.enc.(rawEncoder)
+			rf.compact, _ = df.enc.(*lineEncoder)
 			files[s.Name] = append(files[s.Name], rf)
 			all = append(all, rf)
 		}
@@ -365,7 +378,7 @@ func (x *Exporter) CreateRelease(ctx context.Context, rp *ReleasePlan) (info Rel
 			itemSum.Write(append(line, '\n'))
 			records++
 			for _, f := range cur {
-				if err := f.enc.Encode(r); err != nil {
+				if err := f.write(r, nil, line); err != nil {
 					return err
 				}
 			}
@@ -385,7 +398,7 @@ func (x *Exporter) CreateRelease(ctx context.Context, rp *ReleasePlan) (info Rel
 			itemSum.Write(append(line, '\n'))
 			records++
 			for _, f := range cur {
-				if err := f.raw.encodeRaw(r); err != nil {
+				if err := f.write(nil, r, line); err != nil {
 					return err
 				}
 			}
