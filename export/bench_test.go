@@ -10,9 +10,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"testing"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/storage/localfs"
 )
 
 // BenchmarkRecord measures the per-record work of a jsonl export: the item's API JSON,
@@ -100,4 +102,55 @@ func BenchmarkItemFileNamer(b *testing.B) {
 		}
 		_ = n.name("support", ids[i%len(ids)])
 	}
+}
+
+// BenchmarkRelease writes the same 6,000 items as a jsonl snapshot (an artifact export) and
+// as a jsonl release, alternately in one run, to local export storage: what a release adds
+// (each item's hash, its manifest entry, the counts, the card) shows as the ratio of the two.
+func BenchmarkRelease(b *testing.B) {
+	st := newSQLite(b)
+	fill(b, st, []string{"a", "b"}, 6000)
+	root := b.TempDir()
+	local, err := localfs.Open(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer local.Close()
+	pr, fr := Builtins(nil)
+	x, err := New(Config{Items: st.Items(), Artifacts: local, Processors: pr, Formatters: fr, TempDir: filepath.Join(root, "tmp")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, all := "jsonl", ""
+	n := 0
+	b.Run("snapshot", func(b *testing.B) {
+		plan, err := x.Resolve(&gtc.ExportRequest{Format: &f, Status: &all, Mode: gtc.DeliveryArtifact}, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			res, err := x.Artifact(context.Background(), plan)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n = res.Count
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+	})
+	seq := 0
+	b.Run("release", func(b *testing.B) {
+		for b.Loop() {
+			seq++
+			rp, err := x.ResolveRelease(context.Background(), &gtc.ReleaseRequest{Name: fmt.Sprintf("r%d", seq), Status: &all, Formats: []string{f}}, "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			info, err := x.CreateRelease(context.Background(), rp)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n = info.Count
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+	})
 }
