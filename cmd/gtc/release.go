@@ -345,7 +345,11 @@ func runReleaseShow(ctx context.Context, args []string, stdout, stderr io.Writer
 	line("processors", listText(s.Selection["processors"], "none"))
 	line("datasets", countsText(s.Counts.Datasets))
 	line("statuses", countsText(s.Counts.Statuses))
-	line("tags", countsText(s.Counts.Tags))
+	label := "tags"
+	for _, group := range tagGroupsText(s.Counts.Tags) {
+		line(label, group)
+		label = ""
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -411,6 +415,25 @@ func countsText(m map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// tagGroupsText is a release's tag counts, one tag group a line: "topic: install 6, license 4".
+func tagGroupsText(tags map[string]int) []string {
+	if len(tags) == 0 {
+		return []string{"-"}
+	}
+	var out []string
+	last := ""
+	for _, t := range slices.Sorted(maps.Keys(tags)) {
+		group, value, _ := strings.Cut(t, ":")
+		if len(out) == 0 || group != last {
+			out = append(out, fmt.Sprintf("%s: %s %d", group, value, tags[t]))
+			last = group
+			continue
+		}
+		out[len(out)-1] += fmt.Sprintf(", %s %d", value, tags[t])
+	}
+	return out
 }
 
 func runReleaseGet(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -131,12 +132,27 @@ func TestReleaseCreateListShowGet(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	head, files, ok := strings.Cut(out, "\n\n")
 	require.True(t, ok, out)
-	shown := map[string]string{}
+	shown, tagLines := map[string]string{}, map[string]string{}
+	label := ""
 	for _, l := range lines(head) {
 		f := fields(l)
+		if strings.HasPrefix(l, " ") { // a further line of the label above
+			require.Len(t, f, 1, l)
+			f = []string{label, f[0]}
+		}
 		require.Len(t, f, 2, l)
-		shown[f[0]] = f[1]
+		label = f[0]
+		shown[label] = f[1]
+		if label == "tags" {
+			group, _, _ := strings.Cut(f[1], ": ")
+			tagLines[group] = f[1]
+		}
 	}
+	for tag, n := range m.Counts.Tags {
+		group, value, _ := strings.Cut(tag, ":")
+		assert.Regexp(t, `^`+regexp.QuoteMeta(group)+`: (.*, )?`+regexp.QuoteMeta(fmt.Sprintf("%s %d", value, n))+`(,|$)`, tagLines[group], tag)
+	}
+	assert.Contains(t, tagLines, "topic", "one line per tag group")
 	assert.Equal(t, "v1.0", shown["release"])
 	assert.Equal(t, m.CreatedAt+" by ci-bot", shown["created"])
 	assert.Equal(t, "First cut.", shown["notes"])
