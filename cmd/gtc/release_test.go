@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,6 +128,14 @@ func TestReleaseCreateListShowGet(t *testing.T) {
 	require.Len(t, got, 3, out)
 	assert.Equal(t, "v2", fields(got[1])[0])
 	assert.Equal(t, "1 of 2 releases", got[2])
+
+	// Reading releases does not need the item store: with a Cosmos DB store that cannot be
+	// reached they are still listed.
+	unreachable := append(slices.Clone(e), "GTC_REPO_BACKEND=cosmos", "GTC_COSMOS_ENDPOINT=http://127.0.0.1:9/",
+		"GTC_COSMOS_KEY="+base64.StdEncoding.EncodeToString([]byte("not-a-real-key")))
+	out, stderr, code = runGTC(t, unreachable, "release", "list")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "2 of 2 releases", lines(out)[3])
 
 	// show: the head in words, the split sizes, the files; --json the manifest as stored.
 	out, stderr, code = runGTC(t, e, "release", "show", "v1.0")
