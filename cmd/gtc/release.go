@@ -542,8 +542,10 @@ func runReleaseDiff(ctx context.Context, args []string, stdout, stderr io.Writer
 // diffReleases compares release a with release b (or "current"): the first limit items of
 // kind ("" for every kind), in (datasetName, id) order.
 func diffReleases(ctx context.Context, x *export.Exporter, a, b, kind string, limit int) (releaseDiffView, error) {
-	// TODO: call x.DiffReleases(ctx, a, b, export.DiffOptions{...kind, limit, changes...})
-	// and copy its answer into a releaseDiffView.
+	// TODO: connect export's release diff here: call x.DiffReleases(ctx, a, b,
+	// export.DiffOptions{...}) with kind ("" = every kind), limit and field changes on, and
+	// copy its answer into a releaseDiffView (counts, tag shift, items; More = a next cursor
+	// was given). Everything around this call is done.
 	return releaseDiffView{}, errors.New("comparing releases is not available in this build")
 }
 
