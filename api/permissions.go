@@ -105,7 +105,7 @@ var permissions = []Permission{
 	{"job", JobRecomputeTags, gtc.RoleAdmin, "`POST /v1/ground-truths/recompute-tags?async=true`"},
 	{"job", "agent tag execution", gtc.RoleCurator, "runs on after `manage_tags` or `undo_tag_operation` answers"},
 
-	{"command", "gtc serve, seed, import, export, recompute-tags, migrate, backup, history", gtc.RoleAdmin,
+	{"command", "gtc serve, seed, import, export, recompute-tags, migrate, backup, history, release", gtc.RoleAdmin,
 		"run with the store's own credentials, outside the API: whoever can run them has admin power"},
 }
 

@@ -198,6 +198,14 @@ func TestReleasePinsEveryItemAtItsRevision(t *testing.T) {
 	assert.Equal(t, gtc.ContentTypeNDJSON, f.ContentType)
 	_, err = h.x.OpenReleaseFile(ctx, "v1.0", ".reserved")
 	assert.Equal(t, gtc.CodeNotFound, codeOf(err), "only listed files are served")
+
+	// The head and the files of a release, without its items.
+	head, files, err := h.x.ReleaseFiles(ctx, "v1.0")
+	require.NoError(t, err)
+	assert.Equal(t, m.ReleaseSummary, head)
+	assert.Equal(t, m.Files, files)
+	_, _, err = h.x.ReleaseFiles(ctx, "v0")
+	assert.Equal(t, gtc.CodeNotFound, codeOf(err))
 }
 
 func TestReleaseNamesAreNeverReused(t *testing.T) {

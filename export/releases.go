@@ -184,6 +184,29 @@ func (x *Exporter) ReleaseSummaryOf(ctx context.Context, name string) (ReleaseSu
 	return s, nil
 }
 
+// ReleaseFiles returns the head of a release's manifest and the files it lists (the data
+// files and the dataset card, by name), without reading its items.
+func (x *Exporter) ReleaseFiles(ctx context.Context, name string) (ReleaseSummary, []FileEntry, error) {
+	m, s, err := x.openRelease(ctx, name)
+	if err != nil {
+		return s, nil, err
+	}
+	defer m.close()
+	files := []FileEntry{}
+	err = m.each("files", func(v jsontext.Value) error {
+		var e FileEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			return err
+		}
+		files = append(files, e)
+		return nil
+	})
+	if err != nil {
+		return s, nil, fmt.Errorf("export: files of release %s: %w", name, err)
+	}
+	return s, files, nil
+}
+
 // ReleaseItems yields the items of a release in (datasetName, id) order, read from its
 // manifest as a stream.
 func (x *Exporter) ReleaseItems(ctx context.Context, name string) iter.Seq2[ReleaseItem, error] {

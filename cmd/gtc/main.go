@@ -98,6 +98,8 @@ Commands:
   import    import items from JSON or JSONL files or stdin (gtc import --help)
   export    export items to a file, stdout or export storage; list, show, get and prune stored
             snapshots (gtc export help)
+  release   make, list, show, download, delete and compare releases: named, immutable
+            snapshots of a selection of items (gtc release help)
   backup    write an online copy of the SQLite store to a file (gtc backup --help)
   history   print an item's revisions, or the changes between two
             (gtc history DATASET ID [--diff R1..R2] [--limit N])
@@ -126,6 +128,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runImport(ctx, rest, stdin, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, stdin, stdout, stderr)
+	case "release":
+		return runRelease(ctx, rest, stdout, stderr)
 	case "backup":
 		return runBackup(ctx, rest, stdout, stderr)
 	case "history":
