@@ -10,6 +10,7 @@ import (
 	"hash"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -18,12 +19,12 @@ import (
 
 // Releases live under ReleasesPrefix in export storage, one directory per name:
 //
-//	releases/<name>/.reserved       taken when the name is claimed; never deleted once the release exists
-//	releases/<name>/<split>.<ext>   one data file per split and format
-//	releases/<name>/README.md       the dataset card
-//	releases/<name>/manifest.json   written last: a release is complete exactly when it exists
-//	releases/<name>/.deleted        the tombstone of a deleted release
-const ReleasesPrefix = "releases/"
+//	exports/releases/<name>/.reserved       taken when the name is claimed; never deleted once the release exists
+//	exports/releases/<name>/<split>.<ext>   one data file per split and format
+//	exports/releases/<name>/README.md       the dataset card
+//	exports/releases/<name>/manifest.json   written last: a release is complete exactly when it exists
+//	exports/releases/<name>/.deleted        the tombstone of a deleted release
+const ReleasesPrefix = "exports/releases/"
 
 const (
 	cardName      = "README.md"
@@ -147,7 +148,7 @@ func (x *Exporter) ResolveRelease(ctx context.Context, req *gtc.ReleaseRequest, 
 		sum += s.Ratio
 	}
 	if len(rp.splits) > 0 && math.Abs(sum-1) > 1e-9 {
-		add("splits", "The split ratios add up to %g; they must add up to 1", sum)
+		add("splits", "The split ratios add up to %s; they must add up to 1", strconv.FormatFloat(sum, 'f', -1, 32))
 	}
 	if req.StratifyBy != "" {
 		if len(rp.splits) < 2 {

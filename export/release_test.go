@@ -67,7 +67,7 @@ type releaseManifest struct {
 
 func (h *harness) releaseManifest(t *testing.T, name string) releaseManifest {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(h.root, "releases", name, "manifest.json"))
+	data, err := os.ReadFile(filepath.Join(h.root, "exports", "releases", name, "manifest.json"))
 	require.NoError(t, err)
 	var m releaseManifest
 	require.NoError(t, json.Unmarshal(data, &m))
@@ -76,7 +76,7 @@ func (h *harness) releaseManifest(t *testing.T, name string) releaseManifest {
 
 func (h *harness) releaseFile(t *testing.T, name, file string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(h.root, "releases", name, file))
+	data, err := os.ReadFile(filepath.Join(h.root, "exports", "releases", name, file))
 	require.NoError(t, err)
 	return data
 }
@@ -222,7 +222,7 @@ func TestReleaseNamesAreNeverReused(t *testing.T) {
 	_, err = h.x.ReleaseSummaryOf(ctx, "r1")
 	assert.Equal(t, gtc.CodeReleaseDeleted, codeOf(err))
 	var left []string
-	entries, _ := os.ReadDir(filepath.Join(h.root, "releases", "r1"))
+	entries, _ := os.ReadDir(filepath.Join(h.root, "exports", "releases", "r1"))
 	for _, e := range entries {
 		left = append(left, e.Name())
 	}
@@ -261,7 +261,7 @@ func TestReleaseRefusesBadRequests(t *testing.T) {
 	// A selection without items is refused, and leaves the name free.
 	_, err = h.release(t, gtc.ReleaseRequest{Name: "empty", Formats: []string{"jsonl"}, Tags: []string{"topic:none"}})
 	assert.Equal(t, []string{"filters"}, fields(err))
-	_, err = os.Stat(filepath.Join(h.root, "releases", "empty"))
+	_, err = os.Stat(filepath.Join(h.root, "exports", "releases", "empty"))
 	assert.True(t, os.IsNotExist(err), "nothing is left of a refused release")
 	_, err = h.release(t, gtc.ReleaseRequest{Name: "empty", Formats: []string{"jsonl"}})
 	require.NoError(t, err)

@@ -97,7 +97,7 @@ func releaseGone(o op) op {
 func createRelease() op {
 	return operation("createRelease", "releases", "Make a release",
 		"Writes the selected items, each pinned at its current revision, through the configured processor "+
-			"chain into one file per split and format under `releases/<name>/` in export storage, then "+
+			"chain into one file per split and format under `exports/releases/<name>/` in export storage, then "+
 			"`README.md` (a dataset card with the Hugging Face YAML header) and `manifest.json`, last. "+
 			"A release never changes; if writing fails, nothing of it is kept and the name stays free.").
 		body(ref("ReleaseRequest"), "The release.").

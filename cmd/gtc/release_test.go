@@ -47,7 +47,7 @@ type storedRelease struct {
 
 func readRelease(t *testing.T, dir, name string) (storedRelease, []byte) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "releases", name, "manifest.json"))
+	data, err := os.ReadFile(filepath.Join(dir, "exports", "releases", name, "manifest.json"))
 	require.NoError(t, err)
 	var m storedRelease
 	require.NoError(t, json.Unmarshal(data, &m))
@@ -79,7 +79,7 @@ func TestReleaseCreateListShowGet(t *testing.T) {
 	assert.Positive(t, m.Counts.Splits["train"])
 	assert.Positive(t, m.Counts.Splits["test"])
 	for _, split := range []string{"train", "test"} {
-		data, err := os.ReadFile(filepath.Join(dir, "releases", "v1.0", split+".jsonl"))
+		data, err := os.ReadFile(filepath.Join(dir, "exports", "releases", "v1.0", split+".jsonl"))
 		require.NoError(t, err)
 		assert.Equal(t, m.Counts.Splits[split], bytes.Count(data, []byte("\n")), "%s.jsonl holds its split's items", split)
 	}
@@ -190,7 +190,7 @@ func TestReleaseCreateListShowGet(t *testing.T) {
 	path := filepath.Join(dir, "train.jsonl")
 	out, stderr, code = runGTC(t, e, "release", "get", "v1.0", "train.jsonl", "--out", path)
 	require.Equal(t, 0, code, stderr)
-	stored, err := os.ReadFile(filepath.Join(dir, "releases", "v1.0", "train.jsonl"))
+	stored, err := os.ReadFile(filepath.Join(dir, "exports", "releases", "v1.0", "train.jsonl"))
 	require.NoError(t, err)
 	fetched, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -221,12 +221,12 @@ func TestReleaseDeleteKeepsTheName(t *testing.T) {
 	out, stderr, code := runGTC(t, e, "release", "delete", "r1", "--actor", "root")
 	require.Equal(t, 0, code, stderr)
 	var tomb struct{ DeletedAt, DeletedBy string }
-	data, err := os.ReadFile(filepath.Join(dir, "releases", "r1", ".deleted"))
+	data, err := os.ReadFile(filepath.Join(dir, "exports", "releases", "r1", ".deleted"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &tomb))
 	assert.Equal(t, "root", tomb.DeletedBy)
 	assert.Equal(t, "release r1 deleted by root at "+tomb.DeletedAt+"; its name stays taken\n", out)
-	entries, err := os.ReadDir(filepath.Join(dir, "releases", "r1"))
+	entries, err := os.ReadDir(filepath.Join(dir, "exports", "releases", "r1"))
 	require.NoError(t, err)
 	var left []string
 	for _, en := range entries {
@@ -239,7 +239,7 @@ func TestReleaseDeleteKeepsTheName(t *testing.T) {
 	assert.Equal(t, 2, code, stderr)
 	assert.Empty(t, out)
 	assert.Contains(t, stderr, "release create: Release name 'r1' belonged to a deleted release; a name is never reused")
-	_, err = os.Stat(filepath.Join(dir, "releases", "r1", "manifest.json"))
+	_, err = os.Stat(filepath.Join(dir, "exports", "releases", "r1", "manifest.json"))
 	assert.True(t, os.IsNotExist(err))
 	for _, cmd := range []string{"show", "delete"} {
 		_, stderr, code = runGTC(t, e, "release", cmd, "r1")
@@ -277,7 +277,7 @@ func TestReleaseBadArguments(t *testing.T) {
 		`--status: Invalid status value 'done'`,
 		`--exclude-tag: Tag "nocolon" is not of the form group:value`,
 		`--split Test: Split name "Test" must start with a lower-case letter`,
-		`--split: The split ratios add up to 0.8`,
+		`--split: The split ratios add up to 0.9; they must add up to 1`,
 		`--stratify-by: "colour" is not a tag group (known: `,
 		`--format: Unknown export format 'nope' (known: `,
 	} {
