@@ -144,11 +144,8 @@ func compareText(d *export.ReleaseDiff, kind string) string {
 	} else if len(d.Items) > 0 {
 		closing = "No more " + which + "."
 	}
-	if len(d.Items) == 0 {
-		t.Line("No %s on this page.", which)
-		if closing != "" {
-			t.Line("%s", closing)
-		}
+	if len(d.Items) == 0 { // only the last page can be empty
+		t.Line("No %s.", which)
 		return t.String()
 	}
 	t.Line("%s, in (dataset, id) order:", strings.ToUpper(which[:1])+which[1:])

@@ -158,6 +158,10 @@ func TestCompareReleasesErrors(t *testing.T) {
 	assert.Equal(t, CodeInvalidInput, rdErrCode(t, res))
 	assert.Contains(t, res.Content, "cursor: not a nextCursor of this comparison")
 
+	res = r.CompareReleases(ctx, map[string]any{"from": "r2", "to": "r2", "limit": 20, "kind": "changed"})
+	require.False(t, res.IsError, res.Content)
+	assert.Equal(t, "r2 → r2: 0 added, 0 removed, 0 changed, 6 unchanged.\nTag counts: the same in both.\nNo changed items.", res.Content)
+
 	none := NewReads(ReadsDeps{Store: rdOpen(t)})
 	res = none.CompareReleases(ctx, map[string]any{"from": "r2", "to": "current"})
 	rdCheckEnvelope(t, res)
