@@ -34,6 +34,7 @@ const (
 	ToolSearchItems       = "search_items"
 	ToolGetItem           = "get_item"
 	ToolGetItemHistory    = "get_item_history"
+	ToolCompareReleases   = "compare_releases"
 )
 
 // Input schemas, one raw JSON constant per tool.
@@ -81,6 +82,12 @@ const (
   "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
   "cursor": {"type": "string", "minLength": 1, "maxLength": 200, "description": "nextCursor of the previous answer, for older revisions."},
   "with_values": {"type": "boolean", "default": false, "description": "Also give each revision's changes with old and new values (long values shortened)."}}}`
+	schemaCompareReleases = `{"type": "object", "additionalProperties": false, "required": ["from", "to"], "properties": {
+  "from": {"type": "string", "minLength": 1, "maxLength": 100, "description": "The earlier release's name."},
+  "to": {"type": "string", "minLength": 1, "maxLength": 100, "description": "The later release's name, or current: the items the from release's selection holds now."},
+  "kind": {"type": "string", "enum": ["added", "removed", "changed"], "description": "Only items of this kind (default: all three)."},
+  "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+  "cursor": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "nextCursor of the previous answer, for the next items."}}}`
 )
 
 // Definition is what is fixed about a tool: what every listing publishes.
@@ -208,6 +215,17 @@ var definitions = []Definition{
 			"lists its changes with the old and the new value, so you can say what a field said " +
 			"before. Give dataset and id; page back with cursor.",
 		Schema: schemaGetItemHistory,
+		Writes: false,
+	},
+	{
+		Name:  ToolCompareReleases,
+		Title: "Compare releases",
+		Description: "What changed between two releases (named, immutable snapshots of items), or since " +
+			"one when to is current: how many items were added, removed, changed and unchanged, the " +
+			"tags whose item counts moved, and the items themselves in (dataset, id) order with their " +
+			"revisions and, for changed items, the field-level changes (long values shortened). Page " +
+			"with cursor; filter with kind.",
+		Schema: schemaCompareReleases,
 		Writes: false,
 	},
 }

@@ -22,6 +22,9 @@ type ReadsDeps struct {
 	// Known returns the tag vocabulary (in production (*Vocabulary).KnownTags); nil is an
 	// empty vocabulary.
 	Known func(ctx context.Context) ([]string, error)
+	// Releases compares releases for compare_releases (in production the exporter); nil
+	// answers that releases are not available.
+	Releases ReleaseDiffer
 	// Timeout bounds each call (GTC_AGENT_TOOL_TIMEOUT); past it the answer is TIMEOUT.
 	// 0 leaves the caller's context alone.
 	Timeout time.Duration
@@ -29,23 +32,24 @@ type ReadsDeps struct {
 	Logger *slog.Logger
 }
 
-// Reads serves the read-only agent tools: tag_stats,
-// dataset_stats, search_items, get_item and get_item_history. Each method takes the tool input already
-// validated against its schema, trimmed, with defaults applied and typed (strings, ints,
-// bools, []string), and always answers with an envelope, errors included. It is safe for
-// concurrent use.
+// Reads serves the read-only agent tools: tag_stats, dataset_stats, search_items, get_item,
+// get_item_history and compare_releases. Each method takes the tool input already validated
+// against its schema, trimmed, with defaults applied and typed (strings, ints, bools,
+// []string), and always answers with an envelope, errors included. It is safe for concurrent
+// use.
 type Reads struct {
 	store   gtc.Store
 	cur     *gtc.Curator
 	reg     *tagging.Registry
 	known   func(ctx context.Context) ([]string, error)
+	rel     ReleaseDiffer
 	timeout time.Duration
 	log     *slog.Logger
 }
 
 // NewReads builds the read tools over d.
 func NewReads(d ReadsDeps) *Reads {
-	r := &Reads{store: d.Store, cur: d.Curator, reg: d.Registry, known: d.Known, timeout: d.Timeout, log: d.Logger}
+	r := &Reads{store: d.Store, cur: d.Curator, reg: d.Registry, known: d.Known, rel: d.Releases, timeout: d.Timeout, log: d.Logger}
 	if r.cur == nil {
 		r.cur = gtc.NewCurator(gtc.CuratorDeps{Store: d.Store})
 	}

@@ -157,7 +157,7 @@ func TestAgentInvokeTransport(t *testing.T) {
 
 	res := h.do(req{Method: http.MethodPost, Path: toolPath("nope"), Body: `{}`})
 	assert.Equal(t, "Unknown tool 'nope'; the tools are: manage_tags, undo_tag_operation, list_tag_operations, "+
-		"tag_stats, dataset_stats, search_items, get_item, get_item_history", res.Object(t)["detail"])
+		"tag_stats, dataset_stats, search_items, get_item, get_item_history, compare_releases", res.Object(t)["detail"])
 	res = h.do(req{Method: http.MethodPost, Path: toolPath("search_items"), Body: `[1]`})
 	assert.Equal(t, "Tool input must be a JSON object, got an array", res.Object(t)["detail"])
 	res = h.do(req{Method: http.MethodGet, Path: toolPath("search_items"), NoCheck: true})
@@ -338,7 +338,7 @@ func TestMCPOverHTTP(t *testing.T) {
 		return out
 	}
 	assert.Equal(t, byName(l.Tools), byName(listed.Tools), "tools/list is the mcp listing")
-	assert.Len(t, listed.Tools, 8)
+	assert.Len(t, listed.Tools, 9)
 
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_item", Arguments: map[string]any{"dataset": "d", "id": "x"}})
 	require.NoError(t, err)

@@ -37,6 +37,7 @@ import (
 	"github.com/gtc-dev/gtc/api/openapi"
 	"github.com/gtc-dev/gtc/codec"
 	"github.com/gtc-dev/gtc/export"
+	"github.com/gtc-dev/gtc/history"
 	"github.com/gtc-dev/gtc/screen"
 	"github.com/gtc-dev/gtc/storage/cosmos"
 	"github.com/gtc-dev/gtc/storage/cosmos/cosmostest"
@@ -145,7 +146,11 @@ func newHarnessWith(t *testing.T, curMod func(*gtc.CuratorDeps), mods ...func(*a
 	t.Cleanup(func() { _ = local.Close() })
 	pr, fr := export.Builtins([]string{"_etag", "assignedTo"})
 	exp, err := export.New(export.Config{Items: st.Items(), Artifacts: local, Clock: clock, Processors: pr, Formatters: fr,
-		PageSize: 50, MaxConcurrent: 2, BusyWait: 200 * time.Millisecond, TempDir: filepath.Join(arts, "tmp")})
+		PageSize: 50, MaxConcurrent: 2, BusyWait: 200 * time.Millisecond, TempDir: filepath.Join(arts, "tmp"),
+		RevisionDiff: func(ctx context.Context, k gtc.Key, from, to int64) ([]gtc.PatchOp, error) {
+			_, _, ops, err := history.Diff(ctx, cur, k, from, to)
+			return ops, err
+		}})
 	require.NoError(t, err)
 	srv := api.New(api.Deps{Curator: cur, Jobs: jobs, Search: gtc.NewReferenceSearch(st.Items(), 200), Exporter: exp,
 		Agent: tools}, opts)

@@ -63,6 +63,7 @@ var permissions = []Permission{
 	{"route", "GET /v1/releases/{name}", gtc.RoleViewer, "the release's manifest"},
 	{"route", "DELETE /v1/releases/{name}", gtc.RoleAdmin, "deletes a release's files; its tombstone keeps the name"},
 	{"route", "GET /v1/releases/{name}/files/{file}", gtc.RoleViewer, ""},
+	{"route", "GET /v1/releases/{name}/diff/{to}", gtc.RoleViewer, "what changed between two releases, or since one (`current`)"},
 	{"route", "GET /v1/exports", gtc.RoleViewer, ""},
 	{"route", "GET /v1/exports/{snapshotId}", gtc.RoleViewer, ""},
 	{"route", "GET /v1/exports/{snapshotId}/files/{name}", gtc.RoleViewer, ""},
@@ -101,6 +102,7 @@ var permissions = []Permission{
 	{"tool", agenttools.ToolSearchItems, gtc.RoleViewer, ""},
 	{"tool", agenttools.ToolGetItem, gtc.RoleViewer, ""},
 	{"tool", agenttools.ToolGetItemHistory, gtc.RoleViewer, ""},
+	{"tool", agenttools.ToolCompareReleases, gtc.RoleViewer, ""},
 
 	{"job", JobRecomputeTags, gtc.RoleAdmin, "`POST /v1/ground-truths/recompute-tags?async=true`"},
 	{"job", "agent tag execution", gtc.RoleCurator, "runs on after `manage_tags` or `undo_tag_operation` answers"},

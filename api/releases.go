@@ -124,3 +124,40 @@ func (s *Server) handleDeleteRelease(c echo.Context) error {
 	}
 	return writeJSON(c, http.StatusOK, t)
 }
+
+// handleDiffReleases answers GET /releases/{name}/diff/{to}?kind=&limit=&cursor=&changes=:
+// the items added, removed and changed from release name to release to (or to the items
+// name's selection holds now, when to is "current"), a page at a time, with the counts and the
+// tag shift of the whole comparison.
+func (s *Server) handleDiffReleases(c echo.Context) error {
+	if s.exp == nil {
+		return errNoExports
+	}
+	q := newQueryParams(c.Request().URL)
+	opts := export.DiffOptions{
+		Kind:    q.enum("kind", export.DiffAdded, export.DiffRemoved, export.DiffChanged),
+		Limit:   q.integer("limit", export.DefaultDiffLimit),
+		Cursor:  q.str("cursor"),
+		Changes: q.boolean("changes", true),
+	}
+	if opts.Limit < 1 || opts.Limit > export.MaxDiffLimit {
+		q.fail("limit", "must be between 1 and "+strconv.Itoa(export.MaxDiffLimit))
+	}
+	if err := q.err(); err != nil {
+		return err
+	}
+	ctx, cancel := s.extendDeadline(c)
+	defer cancel()
+	d, err := s.exp.DiffReleases(ctx, param(c, "name"), param(c, "to"), opts)
+	if ge, ok := gtc.AsError(err); ok && ge.Code == gtc.CodeValidation {
+		fields := make([]gtc.FieldError, len(ge.Fields))
+		for i, f := range ge.Fields {
+			fields[i] = gtc.FieldError{Field: "query." + f.Field, Message: f.Message}
+		}
+		return gtc.ValidationError(fields)
+	}
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, d)
+}

@@ -51,6 +51,7 @@ func (s *Server) routes() {
 	add(http.MethodGet, p+"/releases/:name", s.handleGetRelease)
 	add(http.MethodDelete, p+"/releases/:name", s.handleDeleteRelease)
 	add(http.MethodGet, p+"/releases/:name/files/:file", s.handleGetReleaseFile)
+	add(http.MethodGet, p+"/releases/:name/diff/:to", s.handleDiffReleases)
 	add(http.MethodGet, p+"/jobs/:id", s.handleGetJob)
 
 	add(http.MethodPost, p+"/assignments/self-serve", s.handleSelfServe)

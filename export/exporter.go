@@ -39,6 +39,9 @@ type Config struct {
 	MinFreeBytes uint64
 	// TagGroups lists the tag groups a release may be stratified by (nil: none).
 	TagGroups func(context.Context) ([]string, error)
+	// RevisionDiff gives the field-level changes of an item between two revisions, for
+	// the changed items of a release comparison (nil: comparisons give none).
+	RevisionDiff RevisionDiffFunc
 }
 
 // Exporter runs exports: the pipeline from the item store through the processors and a
@@ -60,6 +63,7 @@ type Exporter struct {
 	snapshots    *snapshotCache
 	observer     Observer
 	groups       func(context.Context) ([]string, error)
+	revisionDiff RevisionDiffFunc
 }
 
 // New checks the configuration and returns the exporter. The default chain must name
@@ -97,10 +101,11 @@ func New(c Config) (*Exporter, error) {
 		processors: c.Processors, formatters: c.Formatters, defaultChain: c.DefaultChain,
 		pageSize: c.PageSize, writers: c.WriteConcurrency, busyWait: c.BusyWait,
 		tmp: c.TempDir, minFree: c.MinFreeBytes, log: c.Log,
-		slots:     make(chan struct{}, c.MaxConcurrent),
-		snapshots: newSnapshotCache(4096),
-		observer:  c.Observer,
-		groups:    c.TagGroups,
+		slots:        make(chan struct{}, c.MaxConcurrent),
+		snapshots:    newSnapshotCache(4096),
+		observer:     c.Observer,
+		groups:       c.TagGroups,
+		revisionDiff: c.RevisionDiff,
 	}, nil
 }
 

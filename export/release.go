@@ -63,6 +63,8 @@ func (x *Exporter) ResolveRelease(ctx context.Context, req *gtc.ReleaseRequest, 
 	rp := &ReleasePlan{Name: req.Name, notes: req.Notes, stratifyBy: req.StratifyBy}
 	if !gtc.ValidReleaseName(req.Name) {
 		add("name", "Release name %q must start with a letter or digit and have at most 100 letters, digits, '.', '_' or '-'", req.Name)
+	} else if req.Name == CurrentRelease {
+		add("name", "Release name %q is reserved: comparing with it compares with the items a release's selection holds now", req.Name)
 	}
 	if utf8.RuneCountInString(req.Notes) > maxNotes {
 		add("notes", "Notes have at most %d characters", maxNotes)
@@ -111,22 +113,7 @@ func (x *Exporter) ResolveRelease(ctx context.Context, req *gtc.ReleaseRequest, 
 			add("filters.excludeTags", "Tag %q is both required and excluded", t)
 		}
 	}
-	if len(tags) > 0 || len(exclude) > 0 {
-		plan.Select = func(it *gtc.Item) bool {
-			have := it.Tags()
-			for _, t := range tags {
-				if !slices.Contains(have, t) {
-					return false
-				}
-			}
-			for _, t := range exclude {
-				if slices.Contains(have, t) {
-					return false
-				}
-			}
-			return true
-		}
-	}
+	plan.Select = tagSelect(tags, exclude)
 
 	rp.splits = slices.Clone(req.Splits)
 	slices.SortFunc(rp.splits, func(a, b gtc.Split) int { return strings.Compare(a.Name, b.Name) })
@@ -232,6 +219,28 @@ func (x *Exporter) ResolveRelease(ctx context.Context, req *gtc.ReleaseRequest, 
 		{"processors", plan.ProcessorNames()},
 	}
 	return rp, nil
+}
+
+// tagSelect is the Select of a selection that requires every tag of tags and refuses every
+// tag of exclude; nil when both are empty.
+func tagSelect(tags, exclude []string) func(it *gtc.Item) bool {
+	if len(tags) == 0 && len(exclude) == 0 {
+		return nil
+	}
+	return func(it *gtc.Item) bool {
+		have := it.Tags()
+		for _, t := range tags {
+			if !slices.Contains(have, t) {
+				return false
+			}
+		}
+		for _, t := range exclude {
+			if slices.Contains(have, t) {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 func uniqueSorted(ss []string) []string {

@@ -16,7 +16,7 @@ import (
 	"github.com/gtc-dev/gtc/api/agent"
 )
 
-var order = []string{"manage_tags", "undo_tag_operation", "list_tag_operations", "tag_stats", "dataset_stats", "search_items", "get_item", "get_item_history"}
+var order = []string{"manage_tags", "undo_tag_operation", "list_tag_operations", "tag_stats", "dataset_stats", "search_items", "get_item", "get_item_history", "compare_releases"}
 
 func TestNewNeedsEveryHandlerAndAResolver(t *testing.T) {
 	s := &seen{}
@@ -74,7 +74,7 @@ func TestListingFormats(t *testing.T) {
 			assert.Equal(t, agenttools.Instructions, body["instructions"])
 			assert.True(t, strings.HasPrefix(agenttools.Instructions, "You help curators maintain ground-truth items."))
 			list := body["tools"].([]any)
-			require.Len(t, list, 8)
+			require.Len(t, list, 9)
 			var names []any
 			for _, e := range list {
 				el := e.(map[string]any)
@@ -107,7 +107,7 @@ func TestListingFormats(t *testing.T) {
 				}
 			}
 			assert.Equal(t, []any{"manage_tags", "undo_tag_operation", "list_tag_operations", "tag_stats",
-				"dataset_stats", "search_items", "get_item", "get_item_history"}, names)
+				"dataset_stats", "search_items", "get_item", "get_item_history", "compare_releases"}, names)
 		})
 	}
 

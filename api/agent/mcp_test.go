@@ -55,7 +55,7 @@ func TestMCPInProcess(t *testing.T) {
 	for _, e := range plain(t, listed.Tools).([]any) {
 		got[e.(map[string]any)["name"].(string)] = e
 	}
-	require.Len(t, got, 8)
+	require.Len(t, got, 9)
 	assert.Equal(t, want, got)
 
 	cases := []struct {

@@ -20,8 +20,9 @@ func agentSchemas() map[string]schema {
 			"toolsetVersion": str().set("pattern", "^[0-9a-f]{12}$").desc("The first 12 hex digits of the SHA-256 of the canonical tool definitions; it changes with any definition."),
 			"instructions":   str().desc("The instructions for agents, also the MCP server instructions."),
 			"tools": arr(anyOf(ref("AgentToolAnthropic"), ref("AgentToolOpenAI"), ref("AgentToolMCP"))).
-				desc("The eight tools in fixed order: manage_tags, undo_tag_operation, list_tag_operations, " +
-					"tag_stats, dataset_stats, search_items, get_item, get_item_history; each in the element form of `format`."),
+				desc("The nine tools in fixed order: manage_tags, undo_tag_operation, list_tag_operations, " +
+					"tag_stats, dataset_stats, search_items, get_item, get_item_history, compare_releases; each in the " +
+					"element form of `format`."),
 		}, "format", "toolsetVersion", "instructions", "tools"),
 		"AgentToolAnthropic": obj(schema{
 			"name":         str(),
@@ -53,7 +54,7 @@ func agentSchemas() map[string]schema {
 
 func listAgentTools() op {
 	return operation("listAgentTools", "agent", "Tool definitions for an LLM",
-		"The eight agent tools with their input schemas, ready for the `tools` parameter of the "+
+		"The nine agent tools with their input schemas, ready for the `tools` parameter of the "+
 			"provider named by `format`, plus the toolset version and the instructions for agents.").
 		params(queryParam("format", enum("anthropic", "openai", "mcp").def("anthropic"),
 			"Element form of `tools`. Another value → 422 with field `format`.")).
@@ -73,6 +74,6 @@ func invokeAgentTool() op {
 		ok(200, "The tool's result envelope.", ref("ToolResult"), nil).
 		fails(400, "The body is not valid JSON (`MALFORMED_JSON`), or JSON but not an object "+
 			"(`TOOL_INPUT_NOT_OBJECT`).").
-		fails(404, "`UNKNOWN_TOOL`: the name is not a tool; the detail lists the eight names.").
+		fails(404, "`UNKNOWN_TOOL`: the name is not a tool; the detail lists the nine names.").
 		common()
 }

@@ -68,6 +68,7 @@ func TestPaths(t *testing.T) {
 				prefix + "/releases":                                       {"GET", "POST"},
 				prefix + "/releases/{name}":                                {"DELETE", "GET"},
 				prefix + "/releases/{name}/files/{file}":                   {"GET"},
+				prefix + "/releases/{name}/diff/{to}":                      {"GET"},
 				prefix + "/tags/schema":                                    {"GET"},
 				prefix + "/tags":                                           {"DELETE", "GET", "POST"},
 				prefix + "/tags/glossary":                                  {"GET"},

@@ -7,6 +7,7 @@ func releasePaths(prefix string) map[string]schema {
 		p("/releases"):                     {"get": listReleases(), "post": createRelease()},
 		p("/releases/{name}"):              {"get": getRelease(), "delete": deleteRelease()},
 		p("/releases/{name}/files/{file}"): {"get": getReleaseFile()},
+		p("/releases/{name}/diff/{to}"):    {"get": diffReleases()},
 	}
 }
 
@@ -53,6 +54,37 @@ func releaseSchemas() map[string]schema {
 			"sha256":      str().desc("Of the item's exported records as compact JSON lines."),
 			"split":       str(),
 		}, "datasetName", "bucket", "id", "revision", "sha256", "split"),
+		"ReleaseDiff": obj(schema{
+			"from": str().desc("The first release."),
+			"to":   str().desc("The second release, or `current`."),
+			"counts": obj(schema{
+				"added":     integer().min(0).desc("Items in `to` only."),
+				"removed":   integer().min(0).desc("Items in `from` only."),
+				"changed":   integer().min(0).desc("Items in both at another revision, or, between two releases, with other exported content (sha256)."),
+				"unchanged": integer().min(0),
+			}, "added", "removed", "changed", "unchanged").desc("Of the whole comparison, on every page."),
+			"tagShift": arr(obj(schema{
+				"tag":   str(),
+				"from":  integer().min(0).desc("Items of `from` that carry the tag."),
+				"to":    integer().min(0).desc("Items of `to` that carry the tag."),
+				"delta": integer().desc("`to` - `from`."),
+			}, "tag", "from", "to", "delta")).desc("The tags whose counts differ, the largest change first, then by tag."),
+			"items":      arr(ref("ReleaseDiffItem")).desc("This page's items, in (datasetName, id) order."),
+			"nextCursor": nullable(str()).desc("Pass as `cursor` for the next page; null after the last."),
+		}, "from", "to", "counts", "tagShift", "items", "nextCursor"),
+		"ReleaseDiffItem": obj(schema{
+			"kind":         enum("added", "removed", "changed"),
+			"datasetName":  str(),
+			"bucket":       str(),
+			"id":           str(),
+			"fromRevision": integer().min(0).desc("The item's revision in `from`; absent when added."),
+			"toRevision":   integer().min(0).desc("The item's revision in `to`; absent when removed."),
+			"changes": arr(patchOp()).desc("Changed items, unless `changes=false`: the field-level changes from " +
+				"`fromRevision` to `toRevision`, from the item's history; empty when the revision is the same and " +
+				"only the exported content differs."),
+			"changesUnavailable": str().desc("Instead of `changes`, when the item's history no longer holds the " +
+				"revisions (retention) or the item is no longer stored: why, in one sentence."),
+		}, "kind", "datasetName", "bucket", "id"),
 		"ReleaseTombstone": obj(schema{"name": str(), "deletedAt": dateTime(), "deletedBy": str()},
 			"name", "deletedAt", "deletedBy"),
 	}
@@ -161,5 +193,25 @@ func getReleaseFile() op {
 	}
 	return releaseGone(o.fails(404, "`Release '<name>' not found` or `File not found` (`NOT_FOUND`).")).
 		fails(404, "`Release '<name>' not found` or `File not found` (`NOT_FOUND`).").
+		common()
+}
+
+func diffReleases() op {
+	return releaseGone(operation("diffReleases", "releases", "Compare two releases",
+		"What changed from release `name` to release `to`: the items added, removed and changed, how many of "+
+			"each, and the tags whose item counts moved. `to` may be `current`: the items `name`'s selection "+
+			"(datasets, status, tags, excludeTags) holds now, compared by revision; nothing is written. Both "+
+			"item lists are read as one streaming merge in (datasetName, id) order for every page, so the counts "+
+			"come with each page and memory does not grow with the releases.").
+		params(releaseNameParam(),
+			pathParam("to", "The release to compare with, or `current`. Comparing a release with itself finds every item unchanged."),
+			queryParam("kind", enum("added", "removed", "changed"), "Only items of this kind; absent: all three."),
+			queryParam("limit", integer().def(50).min(1).max(500), "Items per page, 1 to 500."),
+			queryParam("cursor", str(), "The `nextCursor` of the previous page of the same comparison and kind; any other → 422 naming `query.cursor`."),
+			queryParam("changes", boolean().def(true), "Give the field-level changes of changed items."),
+		).
+		ok(200, "One page of the comparison.", ref("ReleaseDiff"), nil)).
+		fails(422, standardErrors[422]+" Here also an unknown `kind`, a `limit` outside 1 to 500, or a `cursor` "+
+			"that is not a `nextCursor` of this comparison.").
 		common()
 }

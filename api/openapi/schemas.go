@@ -635,17 +635,21 @@ func itemHistoryPage() schema {
 	}, "revisions", "nextCursor")
 }
 
-// itemDiff is the changes between two revisions of an item.
-func itemDiff() schema {
-	change := obj(schema{
+// patchOp is one field-level change between two versions of an item.
+func patchOp() schema {
+	return obj(schema{
 		"op":    enum("add", "remove", "replace"),
 		"path":  str().desc("A JSON Pointer into the item's stored form."),
 		"old":   anyValue().desc("The value before (remove, replace)."),
 		"value": anyValue().desc("The value after (add, replace)."),
 	}, "op", "path")
+}
+
+// itemDiff is the changes between two revisions of an item.
+func itemDiff() schema {
 	return obj(schema{
 		"from":    integer(),
 		"to":      integer(),
-		"changes": arr(change).desc("In document order; applying them to revision `from` gives revision `to`."),
+		"changes": arr(patchOp()).desc("In document order; applying them to revision `from` gives revision `to`."),
 	}, "from", "to", "changes")
 }

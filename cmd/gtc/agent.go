@@ -7,16 +7,18 @@ import (
 	"github.com/gtc-dev/gtc/agenttools"
 	"github.com/gtc-dev/gtc/api"
 	"github.com/gtc-dev/gtc/api/agent"
+	"github.com/gtc-dev/gtc/export"
 )
 
-// agentTools builds the agent tool endpoint: the read tools, the bulk tag
-// operations with their audit log in the store, and the registry the HTTP routes and the
-// MCP server share. It repairs operations a crash left running before anything is served.
-func (a *app) agentTools(ctx context.Context) (*agent.Tools, *agenttools.Bulk, error) {
+// agentTools builds the agent tool endpoint: the read tools (compare_releases over the
+// exporter x), the bulk tag operations with their audit log in the store, and the registry
+// the HTTP routes and the MCP server share. It repairs operations a crash left running
+// before anything is served.
+func (a *app) agentTools(ctx context.Context, x *export.Exporter) (*agent.Tools, *agenttools.Bulk, error) {
 	cfg := a.cfg
 	known := a.curator.Vocabulary().KnownTags
 	reads := agenttools.NewReads(agenttools.ReadsDeps{Store: a.store, Curator: a.curator, Registry: a.tagger.Registry(), Known: known,
-		Timeout: cfg.AgentToolTimeout.D(), Logger: a.log})
+		Releases: x, Timeout: cfg.AgentToolTimeout.D(), Logger: a.log})
 	bulk := agenttools.NewBulk(agenttools.BulkDeps{Items: a.store.Items(), Saver: a.curator, Audit: a.store.AgentOperations(),
 		Pipeline: a.tagger, Known: known, Clock: a.clock, Log: a.log}, agenttools.BulkOptions{
 		MaxItems: cfg.AgentMaxItems, PreviewTTL: cfg.AgentPreviewTTL.D(), CacheSize: cfg.AgentPreviewCacheSize,
@@ -38,6 +40,7 @@ func (a *app) agentTools(ctx context.Context) (*agent.Tools, *agenttools.Bulk, e
 		"search_items":        readTool(reads.SearchItems),
 		"get_item":            readTool(reads.GetItem),
 		"get_item_history":    readTool(reads.GetItemHistory),
+		"compare_releases":    readTool(reads.CompareReleases),
 	}
 	opts := agent.Options{Version: version, ResolveCaller: api.CallerResolver(serverOptions(cfg).Auth),
 		Authorize: api.AuthorizeTool, Log: a.log}

@@ -64,7 +64,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 
-	tools, bulk, err := a.agentTools(ctx)
+	tools, bulk, err := a.agentTools(ctx, exp)
 	if err != nil {
 		return err
 	}

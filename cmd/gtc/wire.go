@@ -17,6 +17,7 @@ import (
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/config"
 	"github.com/gtc-dev/gtc/export"
+	"github.com/gtc-dev/gtc/history"
 	"github.com/gtc-dev/gtc/screen"
 	"github.com/gtc-dev/gtc/storage/azsearch"
 	"github.com/gtc-dev/gtc/storage/blob"
@@ -161,6 +162,11 @@ func (a *app) exporter(ctx context.Context) (*export.Exporter, error) {
 				return nil, err
 			}
 			return g.TagGroups(), nil
+		}
+		cur := a.curator
+		xc.RevisionDiff = func(ctx context.Context, k gtc.Key, from, to int64) ([]gtc.PatchOp, error) {
+			_, _, ops, err := history.Diff(ctx, cur, k, from, to)
+			return ops, err
 		}
 	}
 	if a.metrics != nil {
