@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -540,44 +539,17 @@ func runReleaseDiff(ctx context.Context, args []string, stdout, stderr io.Writer
 }
 
 // diffReleases compares release a with release b (or "current"): the first limit items of
-// kind ("" for every kind), in (datasetName, id) order.
-func diffReleases(ctx context.Context, x *export.Exporter, a, b, kind string, limit int) (releaseDiffView, error) {
-	// TODO: connect export's release diff here: call x.DiffReleases(ctx, a, b,
-	// export.DiffOptions{...}) with kind ("" = every kind), limit and field changes on, and
-	// copy its answer into a releaseDiffView (counts, tag shift, items; More = a next cursor
-	// was given). Everything around this call is done.
-	return releaseDiffView{}, errors.New("comparing releases is not available in this build")
-}
-
-// releaseDiffView is what gtc release diff prints.
-type releaseDiffView struct {
-	From, To                           string
-	Added, Removed, Changed, Unchanged int
-	TagShift                           []releaseTagShift // by |delta| descending, then tag
-	Items                              []releaseDiffItem
-	More                               bool // there are items past the ones listed
-}
-
-// releaseTagShift is a tag whose item count differs between the two sides.
-type releaseTagShift struct {
-	Tag             string
-	From, To, Delta int
-}
-
-// releaseDiffItem is one added, removed or changed item.
-type releaseDiffItem struct {
-	Kind, DatasetName, ID    string
-	FromRevision, ToRevision int64 // 0 on the side the item is not on
-	Changes                  []gtc.PatchOp
-	ChangesUnavailable       string // why a changed item's field changes are not known
+// kind ("" for every kind), in (datasetName, id) order, with their field changes.
+func diffReleases(ctx context.Context, x *export.Exporter, a, b, kind string, limit int) (*export.ReleaseDiff, error) {
+	return x.DiffReleases(ctx, a, b, export.DiffOptions{Kind: kind, Limit: limit, Changes: true})
 }
 
 // printReleaseDiff prints a diff: a line of counts, the tag shifts, then one line per item
 // (kind, dataset/id, revisions) with a changed item's field changes indented below it. A
 // note on stderr says when items past the limit were left out.
-func printReleaseDiff(stdout, stderr io.Writer, d releaseDiffView) error {
+func printReleaseDiff(stdout, stderr io.Writer, d *export.ReleaseDiff) error {
 	fmt.Fprintf(stdout, "%s → %s: %d added, %d removed, %d changed, %d unchanged\n",
-		d.From, d.To, d.Added, d.Removed, d.Changed, d.Unchanged)
+		d.From, d.To, d.Counts.Added, d.Counts.Removed, d.Counts.Changed, d.Counts.Unchanged)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	if len(d.TagShift) > 0 {
 		fmt.Fprintln(tw, "tag shift:")
@@ -588,11 +560,11 @@ func printReleaseDiff(stdout, stderr io.Writer, d releaseDiffView) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	rev := func(r int64) string {
-		if r == 0 {
+	rev := func(r *int64) string {
+		if r == nil {
 			return "-"
 		}
-		return "r" + strconv.FormatInt(r, 10)
+		return "r" + strconv.FormatInt(*r, 10)
 	}
 	for _, it := range d.Items {
 		fmt.Fprintf(tw, "%s\t%s/%s\t%s → %s\n", it.Kind, it.DatasetName, it.ID, rev(it.FromRevision), rev(it.ToRevision))
@@ -610,7 +582,7 @@ func printReleaseDiff(stdout, stderr io.Writer, d releaseDiffView) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if d.More {
+	if d.NextCursor != nil {
 		fmt.Fprintf(stderr, "release diff: more items than the %d shown (raise --limit or narrow --kind)\n", len(d.Items))
 	}
 	return nil

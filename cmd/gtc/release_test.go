@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/export"
 )
 
 // storedRelease is a release's manifest as the command left it in the data directory.
@@ -330,19 +331,21 @@ func TestReleaseBadArguments(t *testing.T) {
 }
 
 func TestPrintReleaseDiff(t *testing.T) {
-	d := releaseDiffView{
-		From: "v1", To: "current", Added: 1, Removed: 1, Changed: 2, Unchanged: 36,
-		TagShift: []releaseTagShift{{Tag: "topic:keys", From: 12, To: 14, Delta: 2}, {Tag: "source:sme", From: 5, To: 4, Delta: -1}},
-		Items: []releaseDiffItem{
-			{Kind: "added", DatasetName: "support", ID: "q0", ToRevision: 1},
-			{Kind: "changed", DatasetName: "support", ID: "q1", FromRevision: 2, ToRevision: 4, Changes: []gtc.PatchOp{
+	r := func(n int64) *int64 { return &n }
+	next := "more"
+	d := &export.ReleaseDiff{
+		From: "v1", To: "current", Counts: export.DiffCounts{Added: 1, Removed: 1, Changed: 2, Unchanged: 36},
+		TagShift: []export.TagShift{{Tag: "topic:keys", From: 12, To: 14, Delta: 2}, {Tag: "source:sme", From: 5, To: 4, Delta: -1}},
+		Items: []export.DiffItem{
+			{Kind: "added", DatasetName: "support", ID: "q0", ToRevision: r(1)},
+			{Kind: "changed", DatasetName: "support", ID: "q1", FromRevision: r(2), ToRevision: r(4), Changes: []gtc.PatchOp{
 				{Op: "replace", Path: "/comment", Old: json.RawMessage(`"needs a check"`), Value: json.RawMessage(`"checked"`)},
 				{Op: "add", Path: "/reviewedAt", Value: json.RawMessage(`"2026-01-16T00:00:00Z"`)},
 			}},
-			{Kind: "changed", DatasetName: "support", ID: "q2", FromRevision: 1, ToRevision: 3, ChangesUnavailable: "Its revisions before r3 were pruned."},
-			{Kind: "removed", DatasetName: "support", ID: "q9", FromRevision: 5},
+			{Kind: "changed", DatasetName: "support", ID: "q2", FromRevision: r(1), ToRevision: r(3), ChangesUnavailable: "Its revisions before r3 were pruned."},
+			{Kind: "removed", DatasetName: "support", ID: "q9", FromRevision: r(5)},
 		},
-		More: true,
+		NextCursor: &next,
 	}
 	var stdout, stderr bytes.Buffer
 	require.NoError(t, printReleaseDiff(&stdout, &stderr, d))
@@ -367,7 +370,41 @@ func TestPrintReleaseDiff(t *testing.T) {
 	// Nothing changed: the counts only.
 	stdout.Reset()
 	stderr.Reset()
-	require.NoError(t, printReleaseDiff(&stdout, &stderr, releaseDiffView{From: "v1", To: "v1", Unchanged: 40}))
+	require.NoError(t, printReleaseDiff(&stdout, &stderr, &export.ReleaseDiff{From: "v1", To: "v1", Counts: export.DiffCounts{Unchanged: 40}}))
 	assert.Equal(t, "v1 → v1: 0 added, 0 removed, 0 changed, 40 unchanged\n", stdout.String())
 	assert.Empty(t, stderr.String())
+}
+
+func TestReleaseDiffCommand(t *testing.T) {
+	dir := t.TempDir()
+	e := env(dir)
+	_, stderr, code := runGTC(t, e, "seed", "--items", "30", "--datasets", "2")
+	require.Equal(t, 0, code, stderr)
+	_, stderr, code = runGTC(t, e, "release", "create", "approved", "--format", "jsonl")
+	require.Equal(t, 0, code, stderr)
+	_, stderr, code = runGTC(t, e, "release", "create", "everything", "--status", "", "--format", "jsonl")
+	require.Equal(t, 0, code, stderr)
+	a, _ := readRelease(t, dir, "approved")
+	b, _ := readRelease(t, dir, "everything")
+	require.Less(t, a.Count, b.Count, "the seed has items of other statuses")
+
+	out, stderr, code := runGTC(t, e, "release", "diff", "approved", "everything", "--limit", "500")
+	require.Equal(t, 0, code, stderr)
+	got := lines(out)
+	assert.Equal(t, fmt.Sprintf("approved → everything: %d added, 0 removed, 0 changed, %d unchanged", b.Count-a.Count, a.Count), got[0])
+	added := 0
+	for _, l := range got[1:] {
+		if strings.HasPrefix(l, "added") {
+			added++
+		}
+	}
+	assert.Equal(t, b.Count-a.Count, added, "one line per added item:\n%s", out)
+
+	out, stderr, code = runGTC(t, e, "release", "diff", "approved", "current")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, fmt.Sprintf("approved → current: 0 added, 0 removed, 0 changed, %d unchanged\n", a.Count), out)
+
+	_, stderr, code = runGTC(t, e, "release", "diff", "approved", "nope")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "Release 'nope' not found")
 }
