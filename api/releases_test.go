@@ -1,3 +1,7 @@
+// Left out of the fuzz builds with the rest of package api_test (see harness_test.go).
+
+//go:build !fuzzing
+
 package api_test
 
 import (

@@ -213,7 +213,7 @@ func TestDiffReleases(t *testing.T) {
 	m, err := h.st.Items().Get(ctx, gtc.Key{DatasetName: "dataset_a", Bucket: fixtureBucket, ID: "gt-000007"})
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), m.Revision)
-	_, err = os.Stat(filepath.Join(h.root, "releases", CurrentRelease))
+	_, err = os.Stat(filepath.Join(h.root, "exports", "releases", CurrentRelease))
 	assert.True(t, os.IsNotExist(err), "nothing is written")
 }
 
@@ -224,11 +224,11 @@ func TestDiffReleasesComparesContent(t *testing.T) {
 	_, err := h.release(t, gtc.ReleaseRequest{Name: "a", Formats: []string{"jsonl"}})
 	require.NoError(t, err)
 	m := h.releaseManifest(t, "a")
-	data, err := os.ReadFile(filepath.Join(h.root, "releases", "a", "manifest.json"))
+	data, err := os.ReadFile(filepath.Join(h.root, "exports", "releases", "a", "manifest.json"))
 	require.NoError(t, err)
 	other := strings.Replace(string(data), m.Items[2].SHA256, strings.Repeat("0", 64), 1)
-	require.NoError(t, os.MkdirAll(filepath.Join(h.root, "releases", "b"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(h.root, "releases", "b", "manifest.json"), []byte(other), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(h.root, "exports", "releases", "b"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(h.root, "exports", "releases", "b", "manifest.json"), []byte(other), 0o644))
 
 	d, err := h.x.DiffReleases(context.Background(), "a", "b", DiffOptions{Changes: true})
 	require.NoError(t, err)
