@@ -145,10 +145,11 @@ func keyByte(c byte) bool {
 
 // Content types stored and served for artifacts, by extension.
 const (
-	ContentTypeJSON   = "application/json"
-	ContentTypeNDJSON = "application/x-ndjson"
-	ContentTypeCSV    = "text/csv; charset=utf-8"
-	ContentTypeOctet  = "application/octet-stream"
+	ContentTypeJSON    = "application/json"
+	ContentTypeNDJSON  = "application/x-ndjson"
+	ContentTypeCSV     = "text/csv; charset=utf-8"
+	ContentTypeParquet = "application/vnd.apache.parquet"
+	ContentTypeOctet   = "application/octet-stream"
 )
 
 // ContentTypeFor is the content type of the object at key, chosen by its extension.
@@ -160,6 +161,8 @@ func ContentTypeFor(key string) string {
 		return ContentTypeNDJSON
 	case ".csv":
 		return ContentTypeCSV
+	case ".parquet":
+		return ContentTypeParquet
 	}
 	return ContentTypeOctet
 }

@@ -66,7 +66,8 @@ type harness struct {
 
 func init() {
 	// The export downloads that are not JSON: every JSON Lines line must be a JSON object;
-	// both are then checked as the strings the document says they are.
+	// JSON Lines and CSV are then checked as the strings the document says they are, and
+	// Parquet as binary.
 	openapi3filter.RegisterBodyDecoder("application/x-ndjson", func(body io.Reader, h http.Header, s *openapi3.SchemaRef, enc openapi3filter.EncodingFn) (any, error) {
 		data, err := io.ReadAll(body)
 		if err != nil {
@@ -83,6 +84,7 @@ func init() {
 		return string(data), nil
 	})
 	openapi3filter.RegisterBodyDecoder("text/csv", openapi3filter.PlainBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("application/vnd.apache.parquet", openapi3filter.FileBodyDecoder)
 }
 
 // serve starts srv behind httptest for a test.
