@@ -214,7 +214,7 @@ func TestParquetReadsBackAsJSONL(t *testing.T) {
 			assert.Equal(t, map[string]string{"gtc.schemaVersion": "v2", "gtc.snapshotAt": "20260116T000000Z",
 				"gtc.filters": `{"status":"approved"}`}, f.KeyValueMetadata)
 			for _, rg := range f.RowGroups {
-				assert.Equal(t, []string{"ZSTD"}, rg.Codecs)
+				assert.Equal(t, []string{"SNAPPY"}, rg.Codecs)
 			}
 		})
 	}
