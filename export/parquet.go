@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/gtc-dev/gtc"
 )
 
 // Parquet is the parquet format: an Apache Parquet file with one row per record and the
@@ -97,7 +99,7 @@ var parquetCodec = compress.Codecs.Snappy
 func (Parquet) Name() string { return "parquet" }
 
 // MediaType is application/vnd.apache.parquet.
-func (Parquet) MediaType() string { return "application/vnd.apache.parquet" }
+func (Parquet) MediaType() string { return gtc.ContentTypeParquet }
 
 // Extension is "parquet".
 func (Parquet) Extension() string { return "parquet" }
