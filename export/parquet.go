@@ -26,9 +26,9 @@ import (
 // column list are not written.
 //
 // Rows are gathered into row groups of at most MaxRowGroupRows rows and about
-// MaxRowGroupBytes bytes of values; when one is full it is written out (Snappy-compressed,
-// one column after the other), so an export holds one row group at a time, whatever its
-// size.
+// MaxRowGroupBytes bytes of values. The column writers encode and compress (Snappy) a row
+// group as it fills, and it is written out when it is full, so an export holds one row group
+// at a time, whatever its size.
 type Parquet struct {
 	// MaxRowGroupRows bounds the rows of a row group; 0 means DefaultRowGroupRows.
 	MaxRowGroupRows int
@@ -94,6 +94,12 @@ const (
 // 8 MiB window each) are made anew whenever the garbage collector empties their pool, which
 // doubled the heap peak of an export in measurements.
 var parquetCodec = compress.Codecs.Snappy
+
+// Rows are handed to the row group's column writers in batches of at most these sizes.
+const (
+	parquetBatchRows  = 512
+	parquetBatchBytes = 4 << 20
+)
 
 // Name is "parquet".
 func (Parquet) Name() string { return "parquet" }
@@ -184,7 +190,7 @@ type writerOnly struct{ w io.Writer }
 
 func (o writerOnly) Write(p []byte) (int, error) { return o.w.Write(p) }
 
-// pqColumn holds one column of the next row group, as the column writers take it:
+// pqColumn holds one column's part of the current batch, as the column writers take it:
 // the values that are not null, and the definition (and, for lists, repetition) level of
 // every value.
 type pqColumn struct {
@@ -248,12 +254,16 @@ var (
 type parquetEncoder struct {
 	fw       *file.Writer
 	cols     []*pqColumn
+	rg       file.BufferedRowGroupWriter // the open row group; nil between row groups
 	maxRows  int
 	maxBytes int
 
-	rgRows int // rows gathered for the next row group
-	n      int
-	err    error // the first failure; the encoder is unusable after it
+	rgRows     int // rows of the open row group, the batch's included
+	rgBytes    int // bytes of values of the open row group, without the batch's
+	batchRows  int
+	batchBytes int
+	n          int
+	err        error // the first failure; the encoder is unusable after it
 
 	src bytes.Reader // the fast path's list decoder
 	dec jsontext.Decoder
@@ -418,31 +428,39 @@ func (e *parquetEncoder) fail(err error) error {
 	return err
 }
 
-// endRow counts the row just added and writes the row group out once it is full.
+// endRow counts the row just added and writes out what is full: the batch to the row
+// group's column writers, the row group to w.
 func (e *parquetEncoder) endRow() error {
 	e.n++
 	e.rgRows++
-	size := 0
+	e.batchRows++
+	e.batchBytes = 0
 	for _, c := range e.cols {
-		size += c.size()
+		e.batchBytes += c.size()
 	}
-	if e.rgRows >= e.maxRows || size >= e.maxBytes {
+	switch {
+	case e.rgRows >= e.maxRows || e.rgBytes+e.batchBytes >= e.maxBytes:
 		return e.fail(e.endRowGroup())
+	case e.batchRows >= parquetBatchRows || e.batchBytes >= parquetBatchBytes:
+		return e.fail(e.writeBatch())
 	}
 	return nil
 }
 
-// endRowGroup writes the rows gathered so far as a row group, one column after the other.
-func (e *parquetEncoder) endRowGroup() error {
-	if e.rgRows == 0 {
+// writeBatch hands the batch to the open row group, opening one if needed.
+func (e *parquetEncoder) writeBatch() error {
+	if e.batchRows == 0 {
 		return nil
 	}
-	rg, err := e.fw.AppendRowGroupChecked()
-	if err != nil {
-		return fmt.Errorf("export: parquet: %w", err)
+	if e.rg == nil {
+		rg, err := e.fw.AppendBufferedRowGroupChecked()
+		if err != nil {
+			return fmt.Errorf("export: parquet: %w", err)
+		}
+		e.rg = rg
 	}
-	for _, c := range e.cols {
-		cw, err := rg.NextColumn()
+	for i, c := range e.cols {
+		cw, err := e.rg.Column(i)
 		if err != nil {
 			return fmt.Errorf("export: parquet: %w", err)
 		}
@@ -464,8 +482,22 @@ func (e *parquetEncoder) endRowGroup() error {
 		}
 		c.reset()
 	}
-	e.rgRows = 0
-	if err := rg.Close(); err != nil {
+	e.rgBytes += e.batchBytes
+	e.batchRows, e.batchBytes = 0, 0
+	return nil
+}
+
+// endRowGroup writes the batch and the open row group out.
+func (e *parquetEncoder) endRowGroup() error {
+	if err := e.writeBatch(); err != nil {
+		return err
+	}
+	if e.rg == nil {
+		return nil
+	}
+	err := e.rg.Close()
+	e.rg, e.rgRows, e.rgBytes = nil, 0, 0
+	if err != nil {
 		return fmt.Errorf("export: parquet: %w", err)
 	}
 	return nil
