@@ -145,10 +145,11 @@ func keyByte(c byte) bool {
 
 // Content types stored and served for artifacts, by extension.
 const (
-	ContentTypeJSON   = "application/json"
-	ContentTypeNDJSON = "application/x-ndjson"
-	ContentTypeCSV    = "text/csv; charset=utf-8"
-	ContentTypeOctet  = "application/octet-stream"
+	ContentTypeJSON    = "application/json"
+	ContentTypeNDJSON  = "application/x-ndjson"
+	ContentTypeCSV     = "text/csv; charset=utf-8"
+	ContentTypeParquet = "application/vnd.apache.parquet"
+	ContentTypeOctet   = "application/octet-stream"
 	// ContentTypeMarkdown is a release's dataset card.
 	ContentTypeMarkdown = "text/markdown; charset=utf-8"
 )
@@ -162,6 +163,8 @@ func ContentTypeFor(key string) string {
 		return ContentTypeNDJSON
 	case ".csv":
 		return ContentTypeCSV
+	case ".parquet":
+		return ContentTypeParquet
 	case ".md":
 		return ContentTypeMarkdown
 	}

@@ -67,7 +67,8 @@ type harness struct {
 
 func init() {
 	// The export downloads that are not JSON: every JSON Lines line must be a JSON object;
-	// both are then checked as the strings the document says they are.
+	// JSON Lines and CSV are then checked as the strings the document says they are, and
+	// Parquet as binary.
 	openapi3filter.RegisterBodyDecoder("application/x-ndjson", func(body io.Reader, h http.Header, s *openapi3.SchemaRef, enc openapi3filter.EncodingFn) (any, error) {
 		data, err := io.ReadAll(body)
 		if err != nil {

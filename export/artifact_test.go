@@ -221,14 +221,15 @@ func TestArtifactSameSecondAndDeterminism(t *testing.T) {
 func TestArtifactSingleFileEqualsStream(t *testing.T) {
 	h := newHarness(t, 25)
 	ctx := context.Background()
-	for _, format := range []string{"jsonl", "csv", "json_items"} {
+	for _, format := range []string{"jsonl", "csv", "json_items", "parquet"} {
 		res, err := h.x.Artifact(ctx, h.plan(t, format, "split_turns"))
 		require.NoError(t, err)
 		m, _ := h.manifest(t, res.SnapshotID)
 		require.Len(t, m.Files, 1)
 		f := m.Files[0]
-		assert.Equal(t, "ground-truth-items."+(map[string]string{"jsonl": "jsonl", "csv": "csv", "json_items": "json"})[format], f.Name)
+		assert.Equal(t, "ground-truth-items."+(map[string]string{"jsonl": "jsonl", "csv": "csv", "json_items": "json", "parquet": "parquet"})[format], f.Name)
 		assert.Equal(t, gtc.ContentTypeFor(f.Name), f.ContentType)
+		assert.Equal(t, h.plan(t, format).Formatter.MediaType(), f.ContentType)
 		assert.Equal(t, m.Count, f.Items)
 		stored, err := os.ReadFile(filepath.Join(h.root, "exports/snapshots", res.SnapshotID, f.Name))
 		require.NoError(t, err)

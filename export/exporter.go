@@ -185,7 +185,8 @@ func (x *Exporter) begin(plan *Plan) Result {
 }
 
 func (x *Exporter) header(plan *Plan, res Result) Header {
-	return Header{SchemaVersion: SchemaVersion, SnapshotAt: res.SnapshotAt, Filters: plan.FiltersEcho, ExtraColumns: plan.extraColumns()}
+	return Header{SchemaVersion: SchemaVersion, SnapshotAt: res.SnapshotAt, Filters: plan.FiltersEcho,
+		ExtraColumns: plan.extraColumns(), ExtraTypedColumns: plan.extraTypedColumns()}
 }
 
 // sink receives the finished records of a run. raw, when set, takes records on the fast

@@ -11,7 +11,7 @@ import (
 type Formatter interface {
 	Name() string      // ^[a-z][a-z0-9_]{0,63}$, e.g. "json_items"
 	MediaType() string // full Content-Type value
-	Extension() string // "json", "jsonl", "csv"
+	Extension() string // "json", "jsonl", "csv", "parquet"
 	FileStem() string  // "ground-truth-snapshot" or "ground-truth-items"
 	NewEncoder(w io.Writer, h Header) (Encoder, error)
 }
@@ -21,7 +21,10 @@ type Header struct {
 	SchemaVersion string         // "v2"
 	SnapshotAt    string         // YYYYMMDDTHHMMSSZ
 	Filters       map[string]any // the filters echo of the plan
-	ExtraColumns  []string       // CSV only: trailing columns requested by the chain
+	ExtraColumns  []string       // csv: trailing columns requested by the chain
+	// ExtraTypedColumns are the trailing columns of the typed formats (parquet): the keys the
+	// chain adds to every record, with the kind of value each holds.
+	ExtraTypedColumns []Column
 }
 
 // Encoder writes one export body record by record. It keeps only what its closing part
@@ -103,7 +106,7 @@ func Builtins(internalFields []string) (*ProcessorRegistry, *FormatterRegistry) 
 		}
 	}
 	fr := NewFormatterRegistry()
-	for _, f := range []Formatter{SnapshotPayload{}, JSONItems{}, JSONL{}, CSV{}} {
+	for _, f := range []Formatter{SnapshotPayload{}, JSONItems{}, JSONL{}, CSV{}, Parquet{}} {
 		if err := fr.Register(f); err != nil {
 			panic(err)
 		}

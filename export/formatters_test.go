@@ -49,14 +49,17 @@ func TestFormattersGolden(t *testing.T) {
 			f, _ := fr.Lookup(fname)
 			got, err := FormatAll(f, testHeader, recs)
 			require.NoError(t, err)
-			path := filepath.Join("testdata", "golden", name+"."+fname+"."+f.Extension())
-			if *update {
-				require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-				require.NoError(t, os.WriteFile(path, got, 0o644))
+			// parquet is binary: TestParquetReadsBackAsJSONL reads back what it holds.
+			if fname != (Parquet{}).Name() {
+				path := filepath.Join("testdata", "golden", name+"."+fname+"."+f.Extension())
+				if *update {
+					require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+					require.NoError(t, os.WriteFile(path, got, 0o644))
+				}
+				want, err := os.ReadFile(path)
+				require.NoError(t, err, "run go test ./export -run Golden -update to create the golden files")
+				assert.Equal(t, string(want), string(got), "%s in %s", name, fname)
 			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run go test ./export -run Golden -update to create the golden files")
-			assert.Equal(t, string(want), string(got), "%s in %s", name, fname)
 
 			// Streaming through small writes gives the same bytes.
 			var streamed bytes.Buffer

@@ -37,14 +37,29 @@ func (p *Plan) ProcessorNames() []string {
 	return out
 }
 
-// extraColumns are the CSV columns the chain adds.
+// extraColumns are the csv columns the chain adds.
 func (p *Plan) extraColumns() []string {
-	for _, pr := range p.Processors {
-		if pr.Name() == (SplitTurns{}).Name() {
-			return splitTurnsColumns
-		}
+	if p.splitsTurns() {
+		return splitTurnsColumns
 	}
 	return nil
+}
+
+// extraTypedColumns are the parquet columns the chain adds.
+func (p *Plan) extraTypedColumns() []Column {
+	if p.splitsTurns() {
+		return splitTurnsTypedColumns
+	}
+	return nil
+}
+
+func (p *Plan) splitsTurns() bool {
+	for _, pr := range p.Processors {
+		if pr.Name() == (SplitTurns{}).Name() {
+			return true
+		}
+	}
+	return false
 }
 
 // GetRequest is what GET /v1/ground-truths/snapshot means: approved items, the default

@@ -25,8 +25,14 @@ type SplitTurns struct{}
 // Name is "split_turns".
 func (SplitTurns) Name() string { return "split_turns" }
 
-// ExtraColumns are the CSV columns a chain with split_turns adds.
+// splitTurnsColumns are the csv columns a chain with split_turns adds.
 var splitTurnsColumns = []string{"sourceItemId", "turnIndex", "turnCount"}
+
+// splitTurnsTypedColumns are the parquet columns a chain with split_turns adds.
+var splitTurnsTypedColumns = []Column{
+	{"sourceItemId", ColumnString}, {"turnIndex", ColumnInt}, {"turnCount", ColumnInt},
+	{"precedingHistory", ColumnJSON},
+}
 
 type exchange struct{ start, end int } // history[start:end], history[start] is the user turn
 

@@ -54,6 +54,8 @@ export GTC_TEST_COSMOS_FLAVOR="$flavor"
 # servers of their own on free ports, never the two above; they need the programs.
 export GTC_TEST_AZURITE_BIN="$tools/node_modules/.bin/azurite-blob"
 export GTC_TEST_COSMOS_LAUNCHER="$tools/cosmos-launcher.js"
+# The parquet export tests read their files back with hyparquet, an independent reader.
+export GTC_TEST_PARQUET_READER="$tools/read-parquet.mjs"
 export GTC_TEST_REQUIRE_SERVERS=1
 
 # 8. Run the tests. The exit trap stops the servers whatever the outcome.

@@ -15,7 +15,7 @@ func exportPaths(prefix string) map[string]schema {
 func exportSchemas() map[string]schema {
 	return map[string]schema{
 		"SnapshotExportRequest": obj(schema{
-			"format": nullable(str()).desc("`json_snapshot_payload` (default), `json_items`, `jsonl` or `csv`. " +
+			"format": nullable(str()).desc("`json_snapshot_payload` (default), `json_items`, `jsonl`, `csv` or `parquet`. " +
 				"Another string → 400 `UNKNOWN_FORMAT`; a non-string → 422."),
 			"filters": anyOf(ref("ExportFilters"), null()),
 			"processors": nullable(arr(str())).desc("Processor chain in order: `merge_tags`, `strip_internal`, " +
@@ -127,6 +127,8 @@ func downloadContent() schema {
 			desc("`json_snapshot_payload`, or `json_items` (an array of records).")},
 		"application/x-ndjson":    schema{"schema": str().desc("`jsonl`: one compact record per line.")},
 		"text/csv; charset=utf-8": schema{"schema": str().desc("`csv`: RFC 4180 with a header row.")},
+		"application/vnd.apache.parquet": schema{"schema": str().set("format", "binary").desc("`parquet`: an " +
+			"Apache Parquet file, one row per record, in the columns the README's \"Parquet schema\" lists.")},
 	}
 }
 
@@ -181,7 +183,7 @@ func exportSnapshot() op {
 		optionalBody(ref("SnapshotExportRequest"), "The export; absent or empty means every default.")
 	o.responses()["200"] = schema{
 		"description": "`attachment` and `stream`: the body in the requested format (download name " +
-			"`ground-truth-snapshot-<snapshotAt>.json` or `ground-truth-items-<snapshotAt>.<json|jsonl|csv>`). " +
+			"`ground-truth-snapshot-<snapshotAt>.json` or `ground-truth-items-<snapshotAt>.<json|jsonl|csv|parquet>`). " +
 			"`artifact`: the snapshot summary (`application/json`, `SnapshotArtifactResponse`) with " +
 			"`Location: {prefix}/exports/<snapshotId>`.",
 		"content": func() schema {

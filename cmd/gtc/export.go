@@ -32,7 +32,8 @@ const exportUsage = `usage:
 Exports items through the same pipeline as POST /v1/ground-truths/snapshot, in process: the
 items matching --status (default approved; "" for every status) and --dataset, in
 (datasetName, id) order, through the processors (default GTC_EXPORT_PROCESSOR_ORDER), then the
-formatter: json_snapshot_payload (default), json_items, jsonl or csv.
+formatter: json_snapshot_payload (default), json_items, jsonl, csv or parquet (an Apache
+Parquet file, one row per record; the README lists its columns).
 
   --out PATH   writes the body to a temporary file next to PATH and renames it when complete,
                so a failed export never leaves a partial file under PATH; --out - writes to stdout.
@@ -104,7 +105,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, exportUsage) }
-	format := fs.String("format", export.DefaultFormat, "json_snapshot_payload, json_items, jsonl or csv")
+	format := fs.String("format", export.DefaultFormat, "json_snapshot_payload, json_items, jsonl, csv or parquet")
 	var status optionalString
 	fs.Var(&status, "status", `only items of this status (default approved; "" for every status)`)
 	var datasets stringList

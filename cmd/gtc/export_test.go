@@ -83,6 +83,16 @@ func TestExportCommand(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "turnCount", rows[0][len(rows[0])-1])
 
+	// parquet to a file: a whole Parquet file (magic bytes at both ends) of the approved items.
+	pq := filepath.Join(dir, "items.parquet")
+	_, stderr, code = runGTC(t, e, "export", "--format", "parquet", "--out", pq)
+	require.Equal(t, 0, code, stderr)
+	pqData, err := os.ReadFile(pq)
+	require.NoError(t, err)
+	require.Greater(t, len(pqData), 8)
+	assert.Equal(t, "PAR1", string(pqData[:4]))
+	assert.Equal(t, "PAR1", string(pqData[len(pqData)-4:]))
+
 	// Usage errors: the API's messages, exit 2, nothing written.
 	bad := filepath.Join(dir, "bad.json")
 	for _, args := range [][]string{
@@ -97,7 +107,7 @@ func TestExportCommand(t *testing.T) {
 		assert.Equal(t, 2, code, "%v: %s", args, stderr)
 	}
 	_, stderr, _ = runGTC(t, e, "export", "--format", "xml", "--out", bad)
-	assert.Contains(t, stderr, "Unknown export format 'xml' (known: csv, json_items, json_snapshot_payload, jsonl)")
+	assert.Contains(t, stderr, "Unknown export format 'xml' (known: csv, json_items, json_snapshot_payload, jsonl, parquet)")
 	assert.NoFileExists(t, bad)
 
 	// Artifacts, then the snapshot commands.

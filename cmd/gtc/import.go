@@ -200,6 +200,9 @@ func fileSources(files []string, format string, stdin io.Reader) ([]importer.Sou
 		if strings.EqualFold(filepath.Ext(name), ".csv") {
 			return nil, usageError("import: %s: CSV is not accepted (it loses the item structure); export as json_items or jsonl", name)
 		}
+		if strings.EqualFold(filepath.Ext(name), ".parquet") {
+			return nil, usageError("import: %s: Parquet is not accepted; export as json_items or jsonl", name)
+		}
 		out = append(out, importer.Source{Name: name, Format: format, Open: func(context.Context) (io.ReadCloser, error) {
 			return os.Open(name)
 		}})
@@ -235,6 +238,9 @@ func snapshotSources(ctx context.Context, a *app, id string) ([]importer.Source,
 	}
 	if manifest.Format != nil && *manifest.Format == "csv" {
 		return nil, 0, usageError("import: --from-snapshot %s: the snapshot is CSV, which import does not accept (it loses the item structure)", id)
+	}
+	if manifest.Format != nil && *manifest.Format == "parquet" {
+		return nil, 0, usageError("import: --from-snapshot %s: the snapshot is Parquet, which import does not accept", id)
 	}
 	total := -1
 	if manifest.Count != nil {

@@ -377,6 +377,8 @@ func TestImportUsageErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(good, []byte(`[]`), 0o600))
 	csv := filepath.Join(dir, "items.csv")
 	require.NoError(t, os.WriteFile(csv, []byte("id,datasetName\r\n"), 0o600))
+	pq := filepath.Join(dir, "items.parquet")
+	require.NoError(t, os.WriteFile(pq, []byte("PAR1PAR1"), 0o600))
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -389,6 +391,7 @@ func TestImportUsageErrors(t *testing.T) {
 		{[]string{good, "--progress", "fancy"}, `--progress "fancy"`},
 		{[]string{filepath.Join(dir, "missing.json")}, "missing.json"},
 		{[]string{csv}, "CSV is not accepted"},
+		{[]string{pq}, "Parquet is not accepted"},
 		{[]string{"-", "-"}, "- (stdin) can be given once"},
 		{[]string{"--from-snapshot", "20990101T000000Z"}, "Snapshot not found"},
 	} {
@@ -397,4 +400,14 @@ func TestImportUsageErrors(t *testing.T) {
 		assert.Contains(t, stderr, tc.want, "%v", tc.args)
 		assert.Empty(t, out, "%v: nothing was done", tc.args)
 	}
+
+	// A Parquet snapshot.
+	out, stderr, code := runGTC(t, e, "export", "--artifact", "--format", "parquet")
+	require.Equal(t, 0, code, stderr)
+	var art map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &art))
+	out, stderr, code = runGTC(t, e, "import", "--from-snapshot", art["snapshotId"].(string))
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "the snapshot is Parquet, which import does not accept")
+	assert.Empty(t, out)
 }
