@@ -519,3 +519,20 @@ func (e *parquetEncoder) Close() error {
 }
 
 func (e *parquetEncoder) Count() int { return e.n }
+
+// Features lists the file's columns as a dataset card describes them: JSON columns are
+// strings, the tag lists sequences of strings.
+func (Parquet) Features(h Header) []Feature {
+	cols := append(append([]Column(nil), ParquetColumns...), h.ExtraTypedColumns...)
+	out := make([]Feature, len(cols))
+	for i, c := range cols {
+		out[i] = Feature{Name: c.Name, Dtype: "string"}
+		switch c.Kind {
+		case ColumnInt:
+			out[i].Dtype = "int64"
+		case ColumnStringList:
+			out[i].Sequence = true
+		}
+	}
+	return out
+}
