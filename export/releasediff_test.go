@@ -1,3 +1,8 @@
+// The fuzz builds (scripts/fuzz.sh, -tags fuzzing) leave these tests out: they run on the
+// SQLite store (sqlite_test.go), which a fuzz build would instrument.
+
+//go:build !fuzzing
+
 package export
 
 import (
