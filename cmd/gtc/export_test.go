@@ -237,4 +237,37 @@ func TestServeExportsToBlob(t *testing.T) {
 	stdout, stderr, code := runGTC(t, append(e, "GTC_EXPORT_BLOB_CREATE_CONTAINER=true"), "export", "list")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, id)
+
+	// A release goes to the same container, and its name outlives its deletion there.
+	res, err = http.Post(s.base+"/v1/releases", "application/json",
+		strings.NewReader(`{"name":"r1","formats":["jsonl","parquet"],"splits":{"train":0.5,"test":0.5}}`))
+	require.NoError(t, err)
+	var rel map[string]any
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&rel))
+	res.Body.Close()
+	require.Equal(t, http.StatusCreated, res.StatusCode, "%v", rel)
+	for _, f := range rel["files"].([]any) {
+		f := f.(map[string]any)
+		res, err = http.Get(s.base + "/v1/releases/r1/files/" + f["name"].(string))
+		require.NoError(t, err)
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, res.StatusCode, f["name"])
+		sum := sha256.Sum256(body)
+		assert.Equal(t, f["sha256"], hex.EncodeToString(sum[:]), f["name"])
+		if strings.HasSuffix(f["name"].(string), ".parquet") {
+			assert.True(t, bytes.HasPrefix(body, []byte("PAR1")) && bytes.HasSuffix(body, []byte("PAR1")), f["name"])
+		}
+	}
+	stdout, stderr, code = runGTC(t, append(e, "GTC_EXPORT_BLOB_CREATE_CONTAINER=true"), "release", "delete", "r1", "--actor", "ops")
+	require.Equal(t, 0, code, stderr)
+	res, err = http.Get(s.base + "/v1/releases/r1")
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusGone, res.StatusCode)
+	res, err = http.Post(s.base+"/v1/releases", "application/json", strings.NewReader(`{"name":"r1","formats":["jsonl"]}`))
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusConflict, res.StatusCode, "the tombstone in Blob Storage keeps the name")
 }
