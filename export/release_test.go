@@ -242,6 +242,30 @@ func TestReleaseNamesAreNeverReused(t *testing.T) {
 	_, total, err := h.x.ListReleases(ctx, 0, 10)
 	require.NoError(t, err)
 	assert.Zero(t, total)
+
+	// A deletion cut short after its tombstone: the release is deleted all the same, and
+	// deleting it again removes what was left.
+	_, err = h.release(t, gtc.ReleaseRequest{Name: "r2", Formats: []string{"jsonl"}})
+	require.NoError(t, err)
+	dir := filepath.Join(h.root, "exports", "releases", "r2")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".deleted"),
+		[]byte(`{"name":"r2","deletedAt":"2026-01-16T00:00:00.000Z","deletedBy":"ops"}`), 0o600))
+	_, err = h.x.ReleaseSummaryOf(ctx, "r2")
+	assert.Equal(t, gtc.CodeReleaseDeleted, codeOf(err))
+	_, err = h.x.OpenReleaseFile(ctx, "r2", "all.jsonl")
+	assert.Equal(t, gtc.CodeReleaseDeleted, codeOf(err))
+	_, total, err = h.x.ListReleases(ctx, 0, 10)
+	require.NoError(t, err)
+	assert.Zero(t, total)
+	_, err = h.x.DeleteRelease(ctx, "r2", "root@example.com")
+	assert.Equal(t, gtc.CodeReleaseDeleted, codeOf(err))
+	assert.ErrorContains(t, err, "was deleted")
+	left = nil
+	entries, _ = os.ReadDir(dir)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	assert.Equal(t, []string{".deleted", ".reserved"}, left, "the rest of the cut-short deletion is done")
 }
 
 func TestReleaseRefusesBadRequests(t *testing.T) {

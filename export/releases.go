@@ -79,6 +79,15 @@ func (x *Exporter) openRelease(ctx context.Context, name string) (*manifestReade
 	if err != nil {
 		return nil, s, storageRead(err)
 	}
+	// A deletion writes the tombstone first: a release that has one is deleted, even while
+	// its files are still being removed (or a deletion was cut short).
+	if _, err := x.artifacts.Stat(ctx, ReleaseDir(name)+"/"+tombstoneName); !errors.Is(err, gtc.ErrArtifactNotFound) {
+		obj.Body.Close()
+		if err != nil {
+			return nil, s, storageRead(err)
+		}
+		return nil, s, x.missingRelease(ctx, name)
+	}
 	m := &manifestReader{body: obj.Body, dec: jsontext.NewDecoder(obj.Body)}
 	if err := m.head(&s); err != nil {
 		obj.Body.Close()
@@ -317,40 +326,53 @@ func (x *Exporter) OpenReleaseFile(ctx context.Context, name, file string) (*Sna
 	return &SnapshotFile{Name: found.Name, ContentType: found.ContentType, Size: obj.Size, SHA256: found.SHA256, Body: obj.Body}, nil
 }
 
-// DeleteRelease deletes a release's files and leaves its Tombstone, which keeps the name
-// taken: the Tombstone is written first, then the manifest goes (the release is gone from
-// then on), then the data files.
+// DeleteRelease deletes a release's files and leaves its tombstone, which keeps the name
+// taken: the tombstone is written first (the release is gone from then on), then the manifest
+// and the data files go. Deleting a deleted release finishes a deletion that was cut short and
+// answers that the release was deleted.
 func (x *Exporter) DeleteRelease(ctx context.Context, name, actor string) (Tombstone, error) {
 	t := Tombstone{Name: name, DeletedAt: gtc.FormatAPITime(x.clock.Now()), DeletedBy: actor}
+	dir := ReleaseDir(name) + "/"
 	if _, err := x.ReleaseSummaryOf(ctx, name); err != nil {
+		var ge *gtc.Error
+		if errors.As(err, &ge) && ge.Code == gtc.CodeReleaseDeleted {
+			if cerr := x.removeReleaseFiles(ctx, dir); cerr != nil {
+				return t, cerr
+			}
+		}
 		return t, err
 	}
 	body, err := json.Marshal(t)
 	if err != nil {
 		return t, err
 	}
-	dir := ReleaseDir(name) + "/"
 	_, err = x.artifacts.Put(ctx, dir+tombstoneName, bytes.NewReader(body), gtc.PutOptions{ContentType: gtc.ContentTypeJSON, IfNotExists: true})
 	if errors.Is(err, gtc.ErrArtifactExists) {
-		return t, x.missingRelease(ctx, name) // deleted meanwhile
+		return t, x.missingRelease(ctx, name) // deleted meanwhile, by another caller
 	}
 	if err != nil {
 		return t, writeFailure(ctx, err)
 	}
+	return t, x.removeReleaseFiles(ctx, dir)
+}
+
+// removeReleaseFiles deletes a deleted release's manifest, then every other file but its
+// claim and its tombstone.
+func (x *Exporter) removeReleaseFiles(ctx context.Context, dir string) error {
 	if err := x.artifacts.Delete(ctx, dir+manifestName); err != nil && !errors.Is(err, gtc.ErrArtifactNotFound) {
-		return t, writeFailure(ctx, err)
+		return writeFailure(ctx, err)
 	}
 	for e, err := range x.artifacts.List(ctx, dir, gtc.ListOptions{}) {
 		if err != nil {
-			return t, writeFailure(ctx, err)
+			return writeFailure(ctx, err)
 		}
 		base := strings.TrimPrefix(e.Key, dir)
 		if base == reservedName || base == tombstoneName {
 			continue
 		}
 		if err := x.artifacts.Delete(ctx, e.Key); err != nil && !errors.Is(err, gtc.ErrArtifactNotFound) {
-			return t, writeFailure(ctx, err)
+			return writeFailure(ctx, err)
 		}
 	}
-	return t, nil
+	return nil
 }
