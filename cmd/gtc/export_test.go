@@ -262,6 +262,7 @@ func TestServeExportsToBlob(t *testing.T) {
 	}
 	stdout, stderr, code = runGTC(t, append(e, "GTC_EXPORT_BLOB_CREATE_CONTAINER=true"), "release", "delete", "r1", "--actor", "ops")
 	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "ops", "the CLI says who deleted the release")
 	res, err = http.Get(s.base + "/v1/releases/r1")
 	require.NoError(t, err)
 	res.Body.Close()
