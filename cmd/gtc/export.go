@@ -429,18 +429,24 @@ func runExportGet(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return snapshotError("get", err)
 	}
 	defer f.Body.Close()
-	if *out == "-" {
+	return saveFile(stdout, "export get", f, *out)
+}
+
+// saveFile writes a downloaded file to stdout (out "-") or to out, through a temporary file
+// renamed when complete, and says so; cmd names the command in messages.
+func saveFile(stdout io.Writer, cmd string, f *export.SnapshotFile, out string) error {
+	if out == "-" {
 		_, err := io.Copy(stdout, f.Body)
 		return err
 	}
-	_, err = writeFileAtomically(*out, func(w io.Writer) (export.Result, error) {
+	_, err := writeFileAtomically(out, func(w io.Writer) (export.Result, error) {
 		n, err := io.Copy(w, f.Body)
 		return export.Result{Bytes: n}, err
 	})
 	if err != nil {
-		return fatal(fmt.Errorf("export get: %w", err))
+		return fatal(fmt.Errorf("%s: %w", cmd, err))
 	}
-	fmt.Fprintf(stdout, "export get: %s (%d bytes) written to %s\n", name, f.Size, *out)
+	fmt.Fprintf(stdout, "%s: %s (%d bytes) written to %s\n", cmd, f.Name, f.Size, out)
 	return nil
 }
 

@@ -459,19 +459,7 @@ func runReleaseGet(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return releaseError(ctx, "get", err)
 	}
 	defer f.Body.Close()
-	if *out == "-" {
-		_, err := io.Copy(stdout, f.Body)
-		return err
-	}
-	_, err = writeFileAtomically(*out, func(w io.Writer) (export.Result, error) {
-		n, err := io.Copy(w, f.Body)
-		return export.Result{Bytes: n}, err
-	})
-	if err != nil {
-		return fatal(fmt.Errorf("release get: %w", err))
-	}
-	fmt.Fprintf(stdout, "release get: %s (%d bytes) written to %s\n", name, f.Size, *out)
-	return nil
+	return saveFile(stdout, "release get", f, *out)
 }
 
 func runReleaseDelete(ctx context.Context, args []string, stdout, stderr io.Writer) error {
