@@ -168,11 +168,16 @@ func (s *Server) handleListExports(c echo.Context) error {
 			items[i].Count = *sm.Count
 		}
 	}
-	pages := (total + limit - 1) / limit
 	return writeJSON(c, http.StatusOK, struct {
 		Items      []snapshotSummary `json:"items"`
 		Pagination pagination        `json:"pagination"`
-	}{items, pagination{Page: page, Limit: limit, Total: total, TotalPages: pages, HasNext: page < pages, HasPrev: page > 1}})
+	}{items, pageOf(page, limit, total)})
+}
+
+// pageOf is the pagination of page (1-based) of limit entries out of total.
+func pageOf(page, limit, total int) pagination {
+	pages := (total + limit - 1) / limit
+	return pagination{Page: page, Limit: limit, Total: total, TotalPages: pages, HasNext: page < pages, HasPrev: page > 1}
 }
 
 func (s *Server) handleGetManifest(c echo.Context) error {
@@ -202,21 +207,29 @@ func (s *Server) handleGetExportFile(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	s.sendFile(ctx, c, f, http.StatusOK, true)
+	return nil
+}
+
+// sendFile streams a stored file with its type, its length and, when known, its sha256 as
+// ETag; attachment adds Content-Disposition. A copy that fails once the headers are out drops
+// the connection, so that a short body never looks complete.
+func (s *Server) sendFile(ctx context.Context, c echo.Context, f *export.SnapshotFile, status int, attachment bool) {
 	defer f.Body.Close()
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, f.ContentType)
 	h.Set(echo.HeaderContentLength, strconv.FormatInt(f.Size, 10))
-	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+f.Name+`"`)
+	if attachment {
+		h.Set(echo.HeaderContentDisposition, `attachment; filename="`+f.Name+`"`)
+	}
 	if f.SHA256 != "" {
 		h.Set("ETag", `"`+f.SHA256+`"`)
 	}
-	c.Response().WriteHeader(http.StatusOK)
+	c.Response().WriteHeader(status)
 	if _, err := io.CopyBuffer(onlyWriter{c.Response()}, f.Body, make([]byte, 32<<10)); err != nil {
-		// The headers are out: a short body must not look complete.
-		s.log.ErrorContext(ctx, "export file download aborted", "request_id", requestID(c), "file", f.Name, "err", err)
+		s.log.ErrorContext(ctx, "file download aborted", "request_id", requestID(c), "path", c.Request().URL.Path, "file", f.Name, "err", err)
 		panic(http.ErrAbortHandler)
 	}
-	return nil
 }
 
 // onlyWriter hides ReadFrom so io.CopyBuffer uses the bounded buffer.

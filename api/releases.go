@@ -2,7 +2,6 @@ package api
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -64,11 +63,10 @@ func (s *Server) handleListReleases(c echo.Context) error {
 	for i, r := range list {
 		items[i] = item{r, s.opts.Prefix + "/releases/" + r.Name}
 	}
-	pages := (total + limit - 1) / limit
 	return writeJSON(c, http.StatusOK, struct {
 		Items      []item     `json:"items"`
 		Pagination pagination `json:"pagination"`
-	}{items, pagination{Page: page, Limit: limit, Total: total, TotalPages: pages, HasNext: page < pages, HasPrev: page > 1}})
+	}{items, pageOf(page, limit, total)})
 }
 
 func (s *Server) handleGetRelease(c echo.Context) error {
@@ -94,22 +92,7 @@ func (s *Server) sendReleaseFile(c echo.Context, name, file string, status int, 
 	if err != nil {
 		return err
 	}
-	defer f.Body.Close()
-	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, f.ContentType)
-	h.Set(echo.HeaderContentLength, strconv.FormatInt(f.Size, 10))
-	if attachment {
-		h.Set(echo.HeaderContentDisposition, `attachment; filename="`+f.Name+`"`)
-	}
-	if f.SHA256 != "" {
-		h.Set("ETag", `"`+f.SHA256+`"`)
-	}
-	c.Response().WriteHeader(status)
-	if _, err := io.CopyBuffer(onlyWriter{c.Response()}, f.Body, make([]byte, 32<<10)); err != nil {
-		// The headers are out: a short body must not look complete.
-		s.log.ErrorContext(ctx, "release file download aborted", "request_id", requestID(c), "release", name, "file", f.Name, "err", err)
-		panic(http.ErrAbortHandler)
-	}
+	s.sendFile(ctx, c, f, status, attachment)
 	return nil
 }
 
