@@ -24,19 +24,9 @@ import (
 // snapshot of 10,000 items as an attachment, and, when a Blob connection string is given,
 // artifact exports of 10,000 items to Blob Storage (Azurite).
 func exportSuite(ctx context.Context, o options, dir string, out io.Writer) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := seedApproved(ctx, o, dir, "export", out); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nexport suite, data dir %s\n", dir)
-	start := time.Now()
-	seed := exec.CommandContext(ctx, o.gtc, "seed", "--items", strconv.Itoa(o.exportN), "--datasets", strconv.Itoa(o.datasets),
-		"--status", "approved", "--if-empty")
-	seed.Env = loadkit.Env(dir, "GTC_SQLITE_SYNCHRONOUS=NORMAL", "GTC_LOG_LEVEL=warn")
-	seed.Stdout, seed.Stderr = io.Discard, os.Stderr
-	if err := seed.Run(); err != nil {
-		return fmt.Errorf("seed: %w", err)
-	}
-	fmt.Fprintf(out, "%-44s %s\n", fmt.Sprintf("seed %d approved items", o.exportN), time.Since(start).Round(time.Millisecond))
 
 	srv, err := loadkit.StartServer(ctx, o.gtc, dir)
 	if err != nil {
@@ -125,6 +115,25 @@ func exportSuite(ctx context.Context, o options, dir string, out io.Writer) erro
 		fmt.Fprintf(out, "%-44s %d items in %s = %.0f items/s; RSS peak +%.1f MiB (container %s)\n",
 			tc.name, r.items, r.took.Round(time.Millisecond), float64(r.items)/r.took.Seconds(), loadkit.MiB(r.rssPeak-r.rssBefore), container)
 	}
+	return nil
+}
+
+// seedApproved seeds the store of dir with the export suites' approved items, unless it has
+// items already.
+func seedApproved(ctx context.Context, o options, dir, suite string, out io.Writer) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n%s suite, data dir %s\n", suite, dir)
+	start := time.Now()
+	seed := exec.CommandContext(ctx, o.gtc, "seed", "--items", strconv.Itoa(o.exportN), "--datasets", strconv.Itoa(o.datasets),
+		"--status", "approved", "--if-empty")
+	seed.Env = loadkit.Env(dir, "GTC_SQLITE_SYNCHRONOUS=NORMAL", "GTC_LOG_LEVEL=warn")
+	seed.Stdout, seed.Stderr = io.Discard, os.Stderr
+	if err := seed.Run(); err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	fmt.Fprintf(out, "%-44s %s\n", fmt.Sprintf("seed %d approved items", o.exportN), time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

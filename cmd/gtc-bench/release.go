@@ -8,9 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"strconv"
 	"time"
 
 	"github.com/gtc-dev/gtc/cmd/internal/loadkit"
@@ -19,19 +16,9 @@ import (
 // releaseSuite measures releases on a store of approved items: one release per format, all
 // the items in one split and then in two, timed with the server's RSS growth.
 func releaseSuite(ctx context.Context, o options, dir string, out io.Writer) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := seedApproved(ctx, o, dir, "release", out); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nrelease suite, data dir %s\n", dir)
-	start := time.Now()
-	seed := exec.CommandContext(ctx, o.gtc, "seed", "--items", strconv.Itoa(o.exportN), "--datasets", strconv.Itoa(o.datasets),
-		"--status", "approved", "--if-empty")
-	seed.Env = loadkit.Env(dir, "GTC_SQLITE_SYNCHRONOUS=NORMAL", "GTC_LOG_LEVEL=warn")
-	seed.Stdout, seed.Stderr = io.Discard, os.Stderr
-	if err := seed.Run(); err != nil {
-		return fmt.Errorf("seed: %w", err)
-	}
-	fmt.Fprintf(out, "%-44s %s\n", fmt.Sprintf("seed %d approved items", o.exportN), time.Since(start).Round(time.Millisecond))
 
 	srv, err := loadkit.StartServer(ctx, o.gtc, dir)
 	if err != nil {
@@ -42,13 +29,13 @@ func releaseSuite(ctx context.Context, o options, dir string, out io.Writer) err
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	run := hex.EncodeToString(rnd[:])
-	for _, tc := range []struct{ name, body string }{
+	for i, tc := range []struct{ name, body string }{
 		{"jsonl", `{"formats":["jsonl"]}`},
 		{"parquet", `{"formats":["parquet"]}`},
 		{"jsonl, train/test 0.8/0.2", `{"formats":["jsonl"],"splits":{"train":0.8,"test":0.2}}`},
 		{"jsonl and parquet", `{"formats":["jsonl","parquet"]}`},
 	} {
-		name := fmt.Sprintf("bench-%s-%d", run, len(tc.name))
+		name := fmt.Sprintf("bench-%s-%d", run, i+1)
 		body := `{"name":"` + name + `",` + tc.body[1:]
 		before := srv.RSS()
 		srv.ResetPeakRSS(before)
