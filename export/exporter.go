@@ -193,15 +193,17 @@ func (x *Exporter) header(plan *Plan, res Result) Header {
 // path (canonical.go), which the run uses when every processor of the chain allows it.
 //
 // start and item, when set, are told of every item read, in order: start before its records
-// reach the sink, item after.
+// reach the sink, item after. The item's status and tags are given only with counts.
 type sink struct {
-	rec   func(Record) error
-	raw   func(*rawRecord) error
-	start func(itemRef) error
-	item  func(itemRef) error
+	rec    func(Record) error
+	raw    func(*rawRecord) error
+	start  func(itemRef) error
+	item   func(itemRef) error
+	counts bool
 }
 
-// itemRef is what a sink learns of the item whose records it is given.
+// itemRef is what a sink learns of the item whose records it is given; status and tags
+// only when the sink counts them.
 type itemRef struct {
 	ItemEntry
 	bucket string
@@ -286,7 +288,10 @@ func (x *Exporter) run(ctx context.Context, plan *Plan, s sink, afterPage func(p
 			if s.wantsItems() {
 				refs = make([]itemRef, len(p.Items))
 				for i, it := range p.Items {
-					refs[i] = itemRef{ItemEntry{DatasetName: it.DatasetName, ID: it.ID, Revision: it.Revision}, it.Bucket, it.Status, it.Tags()}
+					refs[i] = itemRef{ItemEntry: ItemEntry{DatasetName: it.DatasetName, ID: it.ID, Revision: it.Revision}, bucket: it.Bucket}
+					if s.counts {
+						refs[i].status, refs[i].tags = it.Status, it.Tags()
+					}
 				}
 			}
 			select {

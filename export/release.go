@@ -288,9 +288,8 @@ type ReleaseItem struct {
 // releaseFile is a release's data file for one split and format.
 type releaseFile struct {
 	*dataFile
-	split, format string
-	raw           rawEncoder   // the encoder's fast path, when it has one
-	compact       *lineEncoder // set for the formats that write each record's compact JSON
+	raw     rawEncoder   // the encoder's fast path, when it has one
+	compact *lineEncoder // set for the formats that write each record's compact JSON
 }
 
 // write writes one record, whose compact JSON is line, to the file.
@@ -351,7 +350,7 @@ func (x *Exporter) CreateRelease(ctx context.Context, rp *ReleasePlan) (info Rel
 				}
 				return info, err
 			}
-			rf := &releaseFile{dataFile: df, split: s.Name, format: f.Name()}
+			rf := &releaseFile{dataFile: df}
 			rf.raw, _ = df.enc.(rawEncoder)
 			rf.compact, _ = df.enc.(*lineEncoder)
 			files[s.Name] = append(files[s.Name], rf)
@@ -371,6 +370,7 @@ func (x *Exporter) CreateRelease(ctx context.Context, rp *ReleasePlan) (info Rel
 		records int
 	)
 	s := sink{
+		counts: true,
 		start: func(r itemRef) error {
 			split = gtc.SplitAt(rp.splits, gtc.SplitHash(r.DatasetName, r.ID))
 			if strata != nil {

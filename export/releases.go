@@ -63,30 +63,39 @@ type manifestReader struct {
 	next string // the key the head stopped at ("files" or "items"), or "" at the end
 }
 
-// openRelease opens the manifest of a complete release, or says why there is none.
-func (x *Exporter) openRelease(ctx context.Context, name string) (*manifestReader, ReleaseSummary, error) {
-	var s ReleaseSummary
+// openManifest opens the manifest object of a complete release, or says why there is none.
+func (x *Exporter) openManifest(ctx context.Context, name string) (*gtc.ArtifactObject, error) {
 	if !gtc.ValidReleaseName(name) {
-		return nil, s, errReleaseNotFound(name)
+		return nil, errReleaseNotFound(name)
 	}
 	if x.artifacts == nil {
-		return nil, s, errors.New("export: no artifact storage configured")
+		return nil, errors.New("export: no artifact storage configured")
 	}
 	obj, err := x.artifacts.Open(ctx, ReleaseDir(name)+"/"+manifestName)
 	if errors.Is(err, gtc.ErrArtifactNotFound) {
-		return nil, s, x.missingRelease(ctx, name)
+		return nil, x.missingRelease(ctx, name)
 	}
 	if err != nil {
-		return nil, s, storageRead(err)
+		return nil, storageRead(err)
 	}
 	// A deletion writes the tombstone first: a release that has one is deleted, even while
 	// its files are still being removed (or a deletion was cut short).
 	if _, err := x.artifacts.Stat(ctx, ReleaseDir(name)+"/"+tombstoneName); !errors.Is(err, gtc.ErrArtifactNotFound) {
 		obj.Body.Close()
 		if err != nil {
-			return nil, s, storageRead(err)
+			return nil, storageRead(err)
 		}
-		return nil, s, x.missingRelease(ctx, name)
+		return nil, x.missingRelease(ctx, name)
+	}
+	return obj, nil
+}
+
+// openRelease opens the manifest of a complete release and reads its head.
+func (x *Exporter) openRelease(ctx context.Context, name string) (*manifestReader, ReleaseSummary, error) {
+	var s ReleaseSummary
+	obj, err := x.openManifest(ctx, name)
+	if err != nil {
+		return nil, s, err
 	}
 	m := &manifestReader{body: obj.Body, dec: jsontext.NewDecoder(obj.Body)}
 	if err := m.head(&s); err != nil {
@@ -284,17 +293,16 @@ func (x *Exporter) ListReleases(ctx context.Context, offset, limit int) ([]Relea
 // OpenReleaseFile opens one file of a complete release: manifest.json or a file its manifest
 // lists. Any other name is refused before storage is asked for it.
 func (x *Exporter) OpenReleaseFile(ctx context.Context, name, file string) (*SnapshotFile, error) {
+	if file == manifestName {
+		obj, err := x.openManifest(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		return &SnapshotFile{Name: file, ContentType: gtc.ContentTypeJSON, Size: obj.Size, Body: obj.Body}, nil
+	}
 	m, _, err := x.openRelease(ctx, name)
 	if err != nil {
 		return nil, err
-	}
-	if file == manifestName {
-		m.close()
-		obj, err := x.artifacts.Open(ctx, ReleaseDir(name)+"/"+manifestName)
-		if err != nil {
-			return nil, storageRead(err)
-		}
-		return &SnapshotFile{Name: file, ContentType: gtc.ContentTypeJSON, Size: obj.Size, Body: obj.Body}, nil
 	}
 	var found *FileEntry
 	stop := errors.New("found")
