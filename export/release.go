@@ -369,6 +369,18 @@ func (x *Exporter) CreateRelease(ctx context.Context, rp *ReleasePlan) (info Rel
 		line    []byte
 		records int
 	)
+	// write hashes a record's compact JSON (line) into its item's sum and writes the record
+	// to every file of the item's split.
+	write := func(rec Record, raw *rawRecord) error {
+		itemSum.Write(append(line, '\n'))
+		records++
+		for _, f := range cur {
+			if err := f.write(rec, raw, line); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	s := sink{
 		counts: true,
 		start: func(r itemRef) error {
@@ -385,14 +397,7 @@ func (x *Exporter) CreateRelease(ctx context.Context, rp *ReleasePlan) (info Rel
 			if line, err = AppendJSON(line[:0], r); err != nil {
 				return err
 			}
-			itemSum.Write(append(line, '\n'))
-			records++
-			for _, f := range cur {
-				if err := f.write(r, nil, line); err != nil {
-					return err
-				}
-			}
-			return nil
+			return write(r, nil)
 		},
 		item: func(r itemRef) error {
 			e := ReleaseItem{DatasetName: r.DatasetName, Bucket: r.bucket, ID: r.ID, Revision: r.Revision,
@@ -405,14 +410,7 @@ func (x *Exporter) CreateRelease(ctx context.Context, rp *ReleasePlan) (info Rel
 	if !slices.ContainsFunc(all, func(f *releaseFile) bool { return f.raw == nil }) {
 		s.raw = func(r *rawRecord) error {
 			line = r.appendTo(line[:0])
-			itemSum.Write(append(line, '\n'))
-			records++
-			for _, f := range cur {
-				if err := f.write(nil, r, line); err != nil {
-					return err
-				}
-			}
-			return nil
+			return write(nil, r)
 		}
 	}
 	n, runErr := x.run(wctx, rp.plan, s, nil)
