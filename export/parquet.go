@@ -1,7 +1,11 @@
-// The fuzz builds (-tags fuzzing) leave the parquet format out: no fuzz target reaches it, and
-// instrumenting arrow-go for them took about two minutes of every cold build.
+// The fuzz builds (-tags fuzzing) and the race-detector builds of the tests leave the parquet
+// format out: arrow-go is the largest compile of the module, no fuzz target reaches it, and the
+// formatter starts no goroutines of its own. Instrumenting arrow-go took about two minutes of
+// every cold fuzz build and as much of every cold race build. The tests that need the format
+// are in files built without the race detector (//go:build !race), named Test…Parquet…;
+// scripts/test.sh runs them in its norace phase and checks that every such test is named so.
 
-//go:build !fuzzing
+//go:build !fuzzing && !race
 
 package export
 

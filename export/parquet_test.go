@@ -1,7 +1,8 @@
 // The fuzz builds (scripts/fuzz.sh, -tags fuzzing) leave these tests out: they run on the
-// SQLite store (sqlite_test.go), which a fuzz build would instrument.
+// SQLite store (sqlite_test.go), which a fuzz build would instrument. The race-detector build
+// leaves them out with the parquet formatter (parquet.go); scripts/test.sh runs them without it.
 
-//go:build !fuzzing
+//go:build !fuzzing && !race
 
 package export
 
@@ -398,4 +399,33 @@ func TestParquetRejectsValuesThatDoNotFitTheirColumn(t *testing.T) {
 		assert.Equal(t, 0, enc.Count())
 		assert.Error(t, enc.Close(), "a failed encoder writes no footer")
 	}
+}
+
+// A release in jsonl and Parquet: every split's Parquet file holds, value for value, the
+// records of its jsonl file (read back by an independent reader), and the dataset card lists
+// the Parquet columns as its features and points each split at its Parquet file.
+func TestReleaseParquetMatchesJSONL(t *testing.T) {
+	h := newReleaseHarness(t, 30)
+	_, err := h.release(t, gtc.ReleaseRequest{Name: "pq", Formats: []string{"jsonl", "parquet"},
+		Splits: []gtc.Split{{Name: "train", Ratio: 0.7}, {Name: "test", Ratio: 0.3}}})
+	require.NoError(t, err)
+	card := string(h.releaseFile(t, "pq", "README.md"))
+	assert.Contains(t, card, "  - split: train\n    path: \"train.parquet\"\n")
+	assert.Contains(t, card, "  - name: \"tags\"\n    sequence: string\n")
+	assert.Contains(t, card, "  - name: \"revision\"\n    dtype: int64\n")
+	assert.Contains(t, card, `load_dataset("parquet", data_files={"test": "test.parquet", "train": "train.parquet"})`)
+	for _, split := range []string{"train", "test"} {
+		want := decodeLines(t, h.releaseFile(t, "pq", split+".jsonl"))
+		require.NotEmpty(t, want, split)
+		got := readParquet(t, h.releaseFile(t, "pq", split+".parquet"))
+		assertSameRows(t, want, got, ParquetColumns)
+	}
+}
+
+// The parquet format is built in, and an export artifact in it holds what the formatter streams.
+func TestParquetIsBuiltin(t *testing.T) {
+	_, fr := Builtins(nil)
+	assert.Equal(t, builtinFormats(), fr.Names())
+	assert.Contains(t, fr.Names(), "parquet")
+	assertSingleFileEqualsStream(t, newHarness(t, 25), "parquet")
 }

@@ -321,24 +321,3 @@ func TestReleaseStratifiedSplits(t *testing.T) {
 		assert.InDelta(t, 0.25*float64(total), float64(splits["test"]), 1, "topic %s: %v", topic, splits)
 	}
 }
-
-// A release in jsonl and Parquet: every split's Parquet file holds, value for value, the
-// records of its jsonl file (read back by an independent reader), and the dataset card lists
-// the Parquet columns as its features and points each split at its Parquet file.
-func TestReleaseParquetMatchesJSONL(t *testing.T) {
-	h := newReleaseHarness(t, 30)
-	_, err := h.release(t, gtc.ReleaseRequest{Name: "pq", Formats: []string{"jsonl", "parquet"},
-		Splits: []gtc.Split{{Name: "train", Ratio: 0.7}, {Name: "test", Ratio: 0.3}}})
-	require.NoError(t, err)
-	card := string(h.releaseFile(t, "pq", "README.md"))
-	assert.Contains(t, card, "  - split: train\n    path: \"train.parquet\"\n")
-	assert.Contains(t, card, "  - name: \"tags\"\n    sequence: string\n")
-	assert.Contains(t, card, "  - name: \"revision\"\n    dtype: int64\n")
-	assert.Contains(t, card, `load_dataset("parquet", data_files={"test": "test.parquet", "train": "train.parquet"})`)
-	for _, split := range []string{"train", "test"} {
-		want := decodeLines(t, h.releaseFile(t, "pq", split+".jsonl"))
-		require.NotEmpty(t, want, split)
-		got := readParquet(t, h.releaseFile(t, "pq", split+".parquet"))
-		assertSameRows(t, want, got, ParquetColumns)
-	}
-}

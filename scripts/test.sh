@@ -9,7 +9,8 @@
 #     race    the packages of the race list, with the race detector
 #     plain   every other package, without it
 #     norace  the tests that skip under the race detector (memory measurements, long
-#             sequential differential tests), in the race packages, without it
+#             sequential differential tests) or that its build leaves out (the parquet
+#             format's), in the race packages, without it
 #     cosmos  the API smoke test (TestAPISmoke) against the Cosmos DB test server, with the
 #             race detector (the race phase's build of the API tests serves again); the store
 #             differences are the conformance suite's job (storage/storetest, run by the
@@ -86,13 +87,16 @@ race_pkgs=(
   ./storage/storetest/testenv/ # the heap sampler
   ./codec/                # strict decoders sharing pooled readers
 )
-# Tests that skip under the race detector; the norace phase runs them without it.
-norace_tests='^(TestMemory.*|TestPIIScannersMatchRE2Construction)$'
+# Tests that skip under the race detector, or that its build leaves out (the files marked
+# //go:build !race: the parquet formatter and its tests, see export/parquet.go); the norace
+# phase runs them without it.
+norace_tests='^(TestMemory.*|TestPIIScannersMatchRE2Construction|Test.*Parquet.*)$'
 fuzztime=${FUZZTIME:-1s}
 parallel=${TEST_PARALLEL:-4}
 
 # check_race_list fails when a package with tests matches the rule above but is not in
-# race_pkgs, or when a test skips under the race detector but norace_tests does not name it.
+# race_pkgs, or when a test skips under the race detector, or is in a file the race build
+# leaves out, but norace_tests does not name it.
 check_race_list() {
   local mod pattern path dir files imports ntests i why listed bad=0
   mod=$(go list -m)
@@ -125,6 +129,13 @@ check_race_list() {
     fi
   done < <(git ls-files '*_test.go' | xargs awk '/^func Test/ { name = $2; sub(/\(.*/, "", name); armed = 0 }
     /if raceEnabled/ { armed = 1 } armed && /t\.Skip/ && name != "" { print name; armed = 0; name = "" }' | sort -u)
+  # A test in a file whose build constraint leaves it out of the race build.
+  while read -r name; do
+    if ! [[ "$name" =~ $norace_tests ]]; then
+      echo "check: $name is left out of the race build (//go:build !race) but norace_tests (scripts/test.sh) does not run it" >&2
+      bad=1
+    fi
+  done < <(git ls-files '*_test.go' | xargs grep -lE '^//go:build .*!race' | xargs -r awk '/^func Test/ { name = $2; sub(/\(.*/, "", name); print name }' | sort -u)
   return "$bad"
 }
 

@@ -497,7 +497,16 @@ func (s *suite) invalidBucket(t *testing.T) {
 // sized returns an item whose canonical document has exactly n bytes.
 func (s *suite) sized(t *testing.T, ds, id string, n int) *gtc.Item {
 	t.Helper()
+	return s.sizedWith(t, ds, id, n, nil)
+}
+
+// sizedWith is sized for an item that fill changes first (nil: none).
+func (s *suite) sizedWith(t *testing.T, ds, id string, n int, fill func(*gtc.Item)) *gtc.Item {
+	t.Helper()
 	it := s.item(ds, id)
+	if fill != nil {
+		fill(it)
+	}
 	base := len(codec.ItemStoredJSON(it))
 	require.Less(t, base, n)
 	it.Comment = strings.Repeat("x", n-base)
@@ -510,13 +519,18 @@ func (s *suite) sized(t *testing.T, ds, id string, n int) *gtc.Item {
 // at the limit stays writable as its revision number grows.
 func (s *suite) sizeLimit(t *testing.T) {
 	st := s.open(t)
-	big := create(t, st, s.sized(t, "ds", "at-limit", gtc.MaxItemBytes))
+	big := create(t, st, s.sizedWith(t, "ds", "at-limit", gtc.MaxItemBytes, func(it *gtc.Item) { it.UpdatedBy = ptr("curator-0") }))
 	got := get(t, st, big.Key())
 	assert.Equal(t, gtc.MaxItemBytes, codec.ContentSize(codec.ItemStoredJSON(got), got.Revision))
-	for range 10 { // to revision 11: one digit more
+	for i := range 10 { // to revision 11: one digit more
 		next := got.Clone()
-		next.Comment = next.Comment[1:] + next.Comment[:1] // the same size, other content
-		next.Comment = map[bool]string{true: "y", false: "x"}[next.Comment[0] == 'x'] + next.Comment[1:]
+		if i == 0 {
+			// The large value changes, the same size: a revision with its old and new values.
+			next.Comment = "y" + next.Comment[1:]
+		} else {
+			// A small value changes, the same size.
+			next.UpdatedBy = ptr(fmt.Sprintf("curator-%d", i))
+		}
 		var err error
 		got, err = st.Items().Replace(ctxT(t), got, next)
 		require.NoError(t, err, "a write of an item at the size limit")

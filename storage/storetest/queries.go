@@ -295,7 +295,7 @@ func (s *suite) nonASCIIOrder(t *testing.T) {
 func (s *suite) paging(t *testing.T) {
 	st := s.open(t)
 	r := rand.New(rand.NewPCG(19, 19))
-	items := createAll(t, st, s.randomItems(r, 57))
+	items := createAll(t, st, s.randomItems(r, 31))
 	f := gtc.Filter{Statuses: []gtc.Status{gtc.StatusDraft, gtc.StatusApproved, gtc.StatusSkipped}}
 	for _, k := range []gtc.SortKey{gtc.SortReviewedAt, gtc.SortUpdatedAt, gtc.SortTagCount} {
 		all := modelQuery(items, f, k, true)
