@@ -25,6 +25,7 @@ import (
 	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/api"
 	"github.com/gtc-dev/gtc/export"
+	"github.com/gtc-dev/gtc/screen"
 	"github.com/gtc-dev/gtc/storage/localfs"
 	"github.com/gtc-dev/gtc/storage/sqlite"
 	"github.com/gtc-dev/gtc/storage/storetest/testenv"
@@ -220,3 +221,68 @@ func BenchmarkLargeItems(b *testing.B) {
 }
 
 var baseSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+// BenchmarkImportHistory imports 10,000 new items in one request, with the PII and
+// duplicate screens on as the server runs them by default, into a store of 2,000 items, with
+// the item history recorded (on) and not (off).
+func BenchmarkImportHistory(b *testing.B) {
+	for _, h := range []struct {
+		name string
+		opts gtc.HistoryOptions
+	}{{"history=on", gtc.HistoryOptions{}}, {"history=off", gtc.HistoryOptions{Disabled: true}}} {
+		b.Run(h.name, func(b *testing.B) { benchImport(b, h.opts) })
+	}
+}
+
+func benchImport(b *testing.B, hist gtc.HistoryOptions) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Options{Path: filepath.Join(b.TempDir(), "gtc.db"), History: hist})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	cur := gtc.NewCurator(gtc.CuratorDeps{Store: st, Tagger: pipeline(), IDs: gtc.NewIDGenerator(rand.Reader),
+		ImportScreen: screen.New(screen.Options{PII: true, Duplicates: true, Items: st.Items()})})
+	srv := httptest.NewServer(api.New(api.Deps{Curator: cur}, api.Options{}).Handler())
+	defer srv.Close()
+	body := func(run, n int) []byte {
+		items := make([]map[string]any, n)
+		for i := range items {
+			items[i] = map[string]any{
+				"id": fmt.Sprintf("import-%d-%05d", run, i), "datasetName": "bench", "comment": map[bool]string{true: fmt.Sprintf("Customer wrote from user%d@example.com", i)}[i%20 == 0],
+				"manualTags": []string{"source:sme", "topic:security"},
+				"history": []map[string]string{{"role": "user", "msg": fmt.Sprintf("How do I rotate the API keys without downtime? (case %d)", i)},
+					{"role": "assistant", "msg": "Create a second key, roll it out, then revoke the first."}},
+				"plugins": map[string]any{"rag-compat": map[string]any{"kind": "rag-compat", "data": map[string]any{"references": []map[string]any{
+					{"url": fmt.Sprintf("https://docs.example.com/security/keys?i=%d", i), "title": "Keys"}}}}},
+				"metadata": map[string]any{"origin": "bench", "seq": i},
+			}
+		}
+		out, err := json.Marshal(items)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return out
+	}
+	post := func(data []byte) {
+		res, err := http.Post(srv.URL+"/v1/ground-truths", "application/json", bytes.NewReader(data))
+		if err != nil {
+			b.Fatal(err)
+		}
+		msg, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			b.Fatalf("import: %d %.300s", res.StatusCode, msg)
+		}
+	}
+	post(body(0, 2000))
+	run := 0
+	for b.Loop() {
+		b.StopTimer()
+		run++
+		data := body(run, 10000)
+		b.StartTimer()
+		post(data)
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/import")
+}
