@@ -266,8 +266,9 @@ func (is *itemStore) Create(ctx context.Context, it *gtc.Item) (*gtc.Item, error
 	return p.stored, nil
 }
 
-// insertItem is the body of Create inside the write transaction: the existence check comes
-// first, so a duplicate fails before anything is written.
+// insertItem is the body of Create inside the write transaction: the item row comes first,
+// and an existing (datasetName, id) makes its insert write nothing, so a duplicate fails
+// before anything is written.
 func insertItem(w *wtx, st *statements, p *preparedItem) error {
 	return insertItemAs(w, st, p, "create")
 }
@@ -275,27 +276,26 @@ func insertItem(w *wtx, st *statements, p *preparedItem) error {
 // insertItemAs is insertItem for the store operation op, which names it in errors.
 func insertItemAs(w *wtx, st *statements, p *preparedItem, op string) error {
 	k := p.stored.Key()
-	var bucket string
-	err := w.stmt(st.keyOf).QueryRow(k.DatasetName, k.ID).Scan(&bucket)
-	if err == nil {
-		return fmt.Errorf("sqlite: %s %s: %w", op, k, &gtc.ConflictError{
-			Existing: gtc.Key{DatasetName: k.DatasetName, Bucket: bucket, ID: k.ID},
-		})
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return wrapErr(op, err)
-	}
 	args := make([]any, 0, 17)
 	args = append(args, k.ID, k.DatasetName, k.Bucket)
 	args = append(args, p.columnArgs()...)
 	var pk int64
-	if err := w.stmt(st.insertItem).QueryRow(args...).Scan(&pk); err != nil {
+	err := w.stmt(st.insertItem).QueryRow(args...).Scan(&pk)
+	if errors.Is(err, sql.ErrNoRows) {
+		// The item exists: the insert wrote nothing.
+		var bucket string
+		if err := w.stmt(st.keyOf).QueryRow(k.DatasetName, k.ID).Scan(&bucket); err != nil {
+			return wrapErr(op, err)
+		}
+		return fmt.Errorf("sqlite: %s %s: %w", op, k, &gtc.ConflictError{
+			Existing: gtc.Key{DatasetName: k.DatasetName, Bucket: bucket, ID: k.ID},
+		})
+	}
+	if err != nil {
 		return wrapErr(op, err)
 	}
-	for _, tag := range p.tags {
-		if _, err := w.stmt(st.insertTag).Exec(tag, k.DatasetName, string(p.stored.Status), pk); err != nil {
-			return wrapErr(op+" tags", err)
-		}
+	if err := insertTags(w, st, pk, k.DatasetName, string(p.stored.Status), p.tags); err != nil {
+		return wrapErr(op+" tags", err)
 	}
 	return insertRevisions(w, st, p, op)
 }
@@ -456,14 +456,33 @@ func syncTags(w *wtx, st *statements, pk int64, old []string, oldStatus string, 
 			}
 		}
 	}
+	var added []string
 	for _, tag := range p.tags {
 		if !slices.Contains(old, tag) {
-			if _, err := w.stmt(st.insertTag).Exec(tag, p.stored.DatasetName, status, pk); err != nil {
-				return wrapErr("write tags", err)
-			}
+			added = append(added, tag)
 		}
 	}
+	if err := insertTags(w, st, pk, p.stored.DatasetName, status, added); err != nil {
+		return wrapErr("write tags", err)
+	}
 	return nil
+}
+
+// insertTags adds the item's rows of tags to item_tags, with one statement.
+func insertTags(w *wtx, st *statements, pk int64, datasetName, status string, tags []string) error {
+	if len(tags) == 0 {
+		return nil
+	}
+	list := []byte{'['}
+	for i, tag := range tags {
+		if i > 0 {
+			list = append(list, ',')
+		}
+		list = codec.AppendString(list, tag)
+	}
+	list = append(list, ']')
+	_, err := w.stmt(st.insertTags).Exec(datasetName, status, pk, string(list))
+	return err
 }
 
 // DeleteDataset hard-deletes every item of the dataset and its curation document.

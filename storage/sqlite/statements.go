@@ -31,7 +31,7 @@ type statements struct {
 	revisionOldest, revisionBetween               *sql.Stmt
 	revisionDelete, revisionUpdate                *sql.Stmt
 	update                                        [updateVariants]*sql.Stmt
-	insertTag, deleteTag, deleteTagsOf            *sql.Stmt
+	insertTags, deleteTag, deleteTagsOf           *sql.Stmt
 	deleteItems, deleteCuration                   *sql.Stmt
 	curationETag, curationInsert, curationUpdate  *sql.Stmt
 	storeTagInsert, storeTagDelete, storeTagsInTx *sql.Stmt
@@ -83,15 +83,20 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	st.release = p(wdb, `RELEASE op`)
 	st.rollbackTo = p(wdb, `ROLLBACK TO op`)
 	st.keyOf = p(wdb, `SELECT bucket FROM items WHERE dataset_name = ? AND id = ?`)
+	// An existing (dataset_name, id) inserts nothing and returns no row; the caller then reads
+	// the existing item's bucket for the conflict.
 	st.insertItem = p(wdb, `INSERT INTO items (id, dataset_name, bucket, `+itemColumns+`)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (dataset_name, id) DO NOTHING RETURNING pk`)
 	st.currentOf = p(wdb, `SELECT pk, bucket, etag, status, assigned_to, sk_assigned, sk_tag_count, sk_references,
   sk_reviewed, sk_updated, sk_has_answer, sk_recent
   FROM items WHERE dataset_name = ? AND id = ?`)
 	for mask := range updateVariants {
 		st.update[mask] = p(wdb, updateSQL(mask))
 	}
-	st.insertTag = p(wdb, `INSERT INTO item_tags (tag, dataset_name, status, item_pk) VALUES (?, ?, ?, ?)`)
+	// One statement for any number of an item's tags: they travel as one JSON array.
+	st.insertTags = p(wdb, `INSERT INTO item_tags (tag, dataset_name, status, item_pk)
+  SELECT value, ?, ?, ? FROM json_each(?)`)
 	st.deleteTag = p(wdb, `DELETE FROM item_tags WHERE item_pk = ? AND tag = ?`)
 	st.deleteTagsOf = p(wdb, `DELETE FROM item_tags WHERE item_pk = ?`)
 	st.deleteItems = p(wdb, `DELETE FROM items WHERE dataset_name = ?`)
