@@ -338,8 +338,11 @@ type pendingCreate struct {
 	unknown []string // manual tags to register when created
 }
 
-// importWorkers create the items of one import concurrently.
-const importWorkers = 64
+// importWorkers create the items of one import concurrently. There are twice as many as the
+// writes the SQLite store commits together (64): while one group commits, the next is already
+// queued. With as many workers as a group holds, its single writer waited after every commit
+// for the workers to prepare the next group.
+const importWorkers = 128
 
 // createAll creates the items and returns each one's error, in order.
 func (c *Curator) createAll(ctx context.Context, pending []pendingCreate) []error {
