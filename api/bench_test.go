@@ -67,11 +67,17 @@ func BenchmarkPutTagWork(b *testing.B) {
 // BenchmarkPutHistory is the same PUTs with the item history recorded (on) and not (off), in
 // one run: what recording every change costs the save path.
 func BenchmarkPutHistory(b *testing.B) {
+	historyOnOff(b, func(b *testing.B, hist gtc.HistoryOptions) { benchPuts(b, pipeline, hist) })
+}
+
+// historyOnOff runs bench as two sub-benchmarks, with the item history recorded
+// (history=on) and not (history=off).
+func historyOnOff(b *testing.B, bench func(*testing.B, gtc.HistoryOptions)) {
 	for _, h := range []struct {
 		name string
 		opts gtc.HistoryOptions
 	}{{"history=on", gtc.HistoryOptions{}}, {"history=off", gtc.HistoryOptions{Disabled: true}}} {
-		b.Run(h.name, func(b *testing.B) { benchPuts(b, pipeline, h.opts) })
+		b.Run(h.name, func(b *testing.B) { bench(b, h.opts) })
 	}
 }
 
@@ -225,14 +231,7 @@ var baseSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 // BenchmarkImportHistory imports 10,000 new items in one request, with the PII and
 // duplicate screens on as the server runs them by default, into a store of 2,000 items, with
 // the item history recorded (on) and not (off).
-func BenchmarkImportHistory(b *testing.B) {
-	for _, h := range []struct {
-		name string
-		opts gtc.HistoryOptions
-	}{{"history=on", gtc.HistoryOptions{}}, {"history=off", gtc.HistoryOptions{Disabled: true}}} {
-		b.Run(h.name, func(b *testing.B) { benchImport(b, h.opts) })
-	}
-}
+func BenchmarkImportHistory(b *testing.B) { historyOnOff(b, benchImport) }
 
 func benchImport(b *testing.B, hist gtc.HistoryOptions) {
 	ctx := context.Background()

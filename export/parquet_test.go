@@ -278,14 +278,7 @@ func (r *FormatterRegistry) mustExt(name string) string {
 // default chain's path) to the one written from decoded records, byte for byte.
 func TestParquetFastPathMatchesRecordPath(t *testing.T) {
 	pr, _ := Builtins([]string{"_etag", "comment", "plugins"})
-	items := []*gtc.Item{oddItem(), gtc.NewItem("d", "new")}
-	for i := 0; i < 20; i++ {
-		items = append(items, fixtureItem("support", i, gtc.StatusApproved))
-	}
-	r := rand.New(rand.NewPCG(31, 32))
-	for i := 0; i < 500; i++ {
-		items = append(items, randomItem(r, i))
-	}
+	items := variedItems(20, 500, rand.New(rand.NewPCG(31, 32)))
 	for _, chain := range [][]Processor{nil, {mustLookup(pr, "strip_internal"), MergeTags{}}} {
 		p := Parquet{MaxRowGroupRows: 100}
 		var viaRecords, viaRaw bytes.Buffer

@@ -337,17 +337,23 @@ func randomItem(r *rand.Rand, i int) *gtc.Item {
 	return it
 }
 
+// variedItems are an item with every field filled (oddItem), a new item, fixtures approved
+// fixture items, then random items drawn from r.
+func variedItems(fixtures, random int, r *rand.Rand) []*gtc.Item {
+	items := []*gtc.Item{oddItem(), gtc.NewItem("d", "new")}
+	for i := range fixtures {
+		items = append(items, fixtureItem("support", i, gtc.StatusApproved))
+	}
+	for i := range random {
+		items = append(items, randomItem(r, i))
+	}
+	return items
+}
+
 // TestDirectMatchesReference holds the fast path's record to the general path's (the
 // item's API JSON decoded into maps and encoded again) for items with every field filled.
 func TestDirectMatchesReference(t *testing.T) {
-	items := []*gtc.Item{oddItem(), gtc.NewItem("d", "new")}
-	for i := 0; i < 30; i++ {
-		items = append(items, fixtureItem("support", i, gtc.StatusApproved))
-	}
-	r := rand.New(rand.NewPCG(11, 12))
-	for i := 0; i < 3000; i++ {
-		items = append(items, randomItem(r, i))
-	}
+	items := variedItems(30, 3000, rand.New(rand.NewPCG(11, 12)))
 	var c canon
 	for _, it := range items {
 		var scratch bytes.Buffer

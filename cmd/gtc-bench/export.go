@@ -24,15 +24,10 @@ import (
 // snapshot of 10,000 items as an attachment, and, when a Blob connection string is given,
 // artifact exports of 10,000 items to Blob Storage (Azurite).
 func exportSuite(ctx context.Context, o options, dir string, out io.Writer) error {
-	if err := seedApproved(ctx, o, dir, "export", out); err != nil {
-		return err
-	}
-
-	srv, err := loadkit.StartServer(ctx, o.gtc, dir)
+	srv, c, err := startSeeded(ctx, o, dir, "export", out)
 	if err != nil {
 		return err
 	}
-	c := &client{loadkit.NewClient(srv.Base, 4, 30*time.Minute)}
 	var datasets []string
 	if err := c.GetJSON("/v1/datasets", &datasets); err != nil {
 		_ = srv.Stop()
@@ -116,6 +111,19 @@ func exportSuite(ctx context.Context, o options, dir string, out io.Writer) erro
 			tc.name, r.items, r.took.Round(time.Millisecond), float64(r.items)/r.took.Seconds(), loadkit.MiB(r.rssPeak-r.rssBefore), container)
 	}
 	return nil
+}
+
+// startSeeded seeds the store of dir with the export suites' approved items, unless it has
+// items already, and starts a server on it, with a client; the caller stops the server.
+func startSeeded(ctx context.Context, o options, dir, suite string, out io.Writer) (*loadkit.Server, *client, error) {
+	if err := seedApproved(ctx, o, dir, suite, out); err != nil {
+		return nil, nil, err
+	}
+	srv, err := loadkit.StartServer(ctx, o.gtc, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return srv, &client{loadkit.NewClient(srv.Base, 4, 30*time.Minute)}, nil
 }
 
 // seedApproved seeds the store of dir with the export suites' approved items, unless it has

@@ -16,16 +16,11 @@ import (
 // releaseSuite measures releases on a store of approved items: one release per format, all
 // the items in one split and then in two, timed with the server's RSS growth.
 func releaseSuite(ctx context.Context, o options, dir string, out io.Writer) error {
-	if err := seedApproved(ctx, o, dir, "release", out); err != nil {
-		return err
-	}
-
-	srv, err := loadkit.StartServer(ctx, o.gtc, dir)
+	srv, c, err := startSeeded(ctx, o, dir, "release", out)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = srv.Stop() }()
-	c := &client{loadkit.NewClient(srv.Base, 4, 30*time.Minute)}
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	run := hex.EncodeToString(rnd[:])

@@ -407,13 +407,24 @@ func runExportShow(ctx context.Context, args []string, stdout, stderr io.Writer)
 func runExportGet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("export get", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	return getFile(ctx, fs, args, stdout, stderr, "SNAPSHOT_ID", (*export.Exporter).OpenFile,
+		func(err error) error { return snapshotError("get", err) })
+}
+
+// getFile is gtc export get and gtc release get, whose flag set fs names the command: ID
+// [FILE] --out PATH|-, FILE defaulting to manifest.json. open opens a file of the snapshot or
+// release ID (idName in the usage); fail maps its error to the command's.
+func getFile(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, idName string,
+	open func(x *export.Exporter, ctx context.Context, id, name string) (*export.SnapshotFile, error),
+	fail func(error) error) error {
+	cmd := fs.Name()
 	out := fs.String("out", "", "file to write, or - for stdout")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return usageError("export get: %v", err)
+		return usageError("%s: %v", cmd, err)
 	}
 	if len(pos) < 1 || len(pos) > 2 || *out == "" {
-		return usageError("export get: usage: gtc export get SNAPSHOT_ID [FILE] --out PATH|- (FILE defaults to manifest.json)")
+		return usageError("%s: usage: gtc %s %s [FILE] --out PATH|- (FILE defaults to manifest.json)", cmd, cmd, idName)
 	}
 	name := "manifest.json"
 	if len(pos) == 2 {
@@ -424,12 +435,12 @@ func runExportGet(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer func() { _ = a.Close() }()
-	f, err := x.OpenFile(ctx, pos[0], name)
+	f, err := open(x, ctx, pos[0], name)
 	if err != nil {
-		return snapshotError("get", err)
+		return fail(err)
 	}
 	defer f.Body.Close()
-	return saveFile(stdout, "export get", f, *out)
+	return saveFile(stdout, cmd, f, *out)
 }
 
 // saveFile writes a downloaded file to stdout (out "-") or to out, through a temporary file

@@ -436,30 +436,8 @@ func tagGroupsText(tags map[string]int) []string {
 }
 
 func runReleaseGet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newReleaseFlags("get", stderr)
-	out := fs.String("out", "", "file to write, or - for stdout")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return usageError("release get: %v", err)
-	}
-	if len(pos) < 1 || len(pos) > 2 || *out == "" {
-		return usageError("release get: usage: gtc release get NAME [FILE] --out PATH|- (FILE defaults to manifest.json)")
-	}
-	name := "manifest.json"
-	if len(pos) == 2 {
-		name = pos[1]
-	}
-	a, x, err := openExporter(ctx, stderr)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = a.Close() }()
-	f, err := x.OpenReleaseFile(ctx, pos[0], name)
-	if err != nil {
-		return releaseError(ctx, "get", err)
-	}
-	defer f.Body.Close()
-	return saveFile(stdout, "release get", f, *out)
+	return getFile(ctx, newReleaseFlags("get", stderr), args, stdout, stderr, "NAME", (*export.Exporter).OpenReleaseFile,
+		func(err error) error { return releaseError(ctx, "get", err) })
 }
 
 func runReleaseDelete(ctx context.Context, args []string, stdout, stderr io.Writer) error {
