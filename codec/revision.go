@@ -104,9 +104,6 @@ func diffNodes(ops []gtc.PatchOp, path string, a, b *node) []gtc.PatchOp {
 			if j >= len(b.keys) || b.keys[j] != k {
 				j = b.member(k)
 			}
-			if j >= 0 && a.elems[i].kind == 'r' && b.elems[j].kind == 'r' && bytes.Equal(a.elems[i].raw, b.elems[j].raw) {
-				continue // an unchanged member that was never parsed
-			}
 			if j >= 0 {
 				ops = diffNodes(ops, path+"/"+pointerToken(k), a.elems[i], b.elems[j])
 			}
@@ -195,34 +192,56 @@ func DiffItems(prev, next *gtc.Item) ([]gtc.PatchOp, error) {
 	return diffMembers(a, b)
 }
 
-// diffMembers is DiffItems of two stored forms' top-level members.
+// diffMembers is DiffItems of two stored forms' top-level members. It gives what diffNodes
+// gives for the two documents parsed whole, but parses only the members that differ, and
+// not even those when both values are scalars: a PUT changes a few of an item's members,
+// usually strings.
 func diffMembers(a, b []rawMember) ([]gtc.PatchOp, error) {
-	var err error
-	shallow := func(ms []rawMember) *node {
-		n := &node{kind: '{'}
-		for _, m := range ms {
-			n.keys, n.elems = append(n.keys, m.key), append(n.elems, &node{kind: 'r', raw: m.val})
+	// find is the index of key in ms, looked for first at i: the two usually list their keys
+	// in the same order.
+	find := func(ms []rawMember, i int, key string) int {
+		if i < len(ms) && ms[i].key == key {
+			return i
 		}
-		return n
+		return slices.IndexFunc(ms, func(m rawMember) bool { return m.key == key })
 	}
-	ra, rb := shallow(a), shallow(b)
-	for i, k := range ra.keys { // the members that differ are parsed, to be diffed inside
-		j := i
-		if j >= len(rb.keys) || rb.keys[j] != k {
-			j = rb.member(k)
-		}
-		if j < 0 || bytes.Equal(ra.elems[i].raw, rb.elems[j].raw) {
+	var ops []gtc.PatchOp
+	for i, m := range a {
+		j := find(b, i, m.key)
+		if j < 0 || bytes.Equal(m.val, b[j].val) {
 			continue
 		}
-		if ra.elems[i], err = parseNode(ra.elems[i].raw); err != nil {
+		path := "/" + pointerToken(m.key)
+		if scalarValue(m.val) && scalarValue(b[j].val) {
+			ops = append(ops, gtc.PatchOp{Op: "replace", Path: path, Old: bytes.Clone(m.val), Value: bytes.Clone(b[j].val)})
+			continue
+		}
+		na, err := parseNode(m.val)
+		if err != nil {
 			return nil, err
 		}
-		if rb.elems[j], err = parseNode(rb.elems[j].raw); err != nil {
+		nb, err := parseNode(b[j].val)
+		if err != nil {
 			return nil, err
+		}
+		ops = diffNodes(ops, path, na, nb)
+	}
+	// Removed members last first, so that undoing them adds them back in their order.
+	for i := len(a) - 1; i >= 0; i-- {
+		if find(b, i, a[i].key) < 0 {
+			ops = append(ops, gtc.PatchOp{Op: "remove", Path: "/" + pointerToken(a[i].key), Old: bytes.Clone(a[i].val)})
 		}
 	}
-	return diffNodes(nil, "", ra, rb), nil
+	for j, m := range b {
+		if find(a, j, m.key) < 0 {
+			ops = append(ops, gtc.PatchOp{Op: "add", Path: "/" + pointerToken(m.key), Value: bytes.Clone(m.val)})
+		}
+	}
+	return ops, nil
 }
+
+// scalarValue reports whether a value as written (no whitespace around it) is a scalar.
+func scalarValue(v []byte) bool { return len(v) > 0 && v[0] != '{' && v[0] != '[' }
 
 // rawMember is a top-level member of a stored document, its value as written.
 type rawMember struct {
@@ -424,10 +443,55 @@ func ItemRevisions(ctx context.Context, prev, next *gtc.Item, form StoredForm, a
 	return []*gtc.Revision{base, change}, nil
 }
 
-// AppendRevision appends the stored form of a revision.
+// AppendRevision appends the stored form of a revision: the bytes json.Marshal writes for
+// it with minimal escaping, written directly, as every write records one. Its operations'
+// values are JSON from stored documents, copied as they are.
 func AppendRevision(b []byte, r *gtc.Revision) ([]byte, error) {
-	out, err := json.Marshal(r, jsontext.EscapeForHTML(false), jsontext.EscapeForJS(false))
-	return append(b, out...), err
+	if y := r.At.Year(); y < 0 || y > 9999 {
+		return b, fmt.Errorf("codec: revision %d: time %v is outside the years 0 to 9999", r.Number, r.At)
+	}
+	str := func(key, s string) {
+		b = append(append(append(b, ',', '"'), key...), '"', ':')
+		b = AppendString(b, s)
+	}
+	var bad error
+	raw := func(key string, v []byte) { // omitted when nil
+		switch {
+		case v == nil:
+		case len(v) == 0:
+			bad = fmt.Errorf("codec: revision %d: %s has an empty value", r.Number, key)
+		default:
+			b = append(append(append(append(b, ',', '"'), key...), '"', ':'), v...)
+		}
+	}
+	b = append(b, `{"datasetName":`...)
+	b = AppendString(b, r.DatasetName)
+	str("id", r.ID)
+	b = strconv.AppendInt(append(b, `,"revision":`...), r.Number, 10)
+	b = append(r.At.AppendFormat(append(b, `,"at":"`...), time.RFC3339Nano), '"')
+	str("actor", r.Actor)
+	str("source", r.Source)
+	if r.OperationID != "" {
+		str("operationId", r.OperationID)
+	}
+	str("etagBefore", r.ETagBefore)
+	str("etagAfter", r.ETagAfter)
+	b = append(b, `,"ops":[`...)
+	for i, op := range r.Ops {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"op":`...)
+		b = AppendString(b, op.Op)
+		str("path", op.Path)
+		raw("old", op.Old)
+		raw("value", op.Value)
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	b = strconv.AppendInt(append(b, `,"prunedBefore":`...), r.PrunedBefore, 10) // written when 0 too
+	raw("base", r.Base)
+	return append(b, '}'), bad
 }
 
 // DecodeRevision reads the stored form of a revision.
