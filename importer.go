@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 )
@@ -259,9 +258,13 @@ func (c *Curator) Import(ctx context.Context, entries []*ImportEntry, opts Impor
 		inRequest[k] = true
 		pending = append(pending, pendingCreate{index: i, item: it, unknown: unknown})
 	}
-	// The creates run concurrently, so the store commits many in one transaction; each one
-	// still stands or falls alone.
-	errs := c.createAll(ctx, pending)
+	// The store writes the items together, as it writes many fastest; each one still stands
+	// or falls alone.
+	items := make([]*Item, len(pending))
+	for n, p := range pending {
+		items[n] = p.item
+	}
+	errs := c.store.Items().CreateEach(ctx, items)
 	register := map[string]bool{}
 	var full error // the first create refused for want of storage space
 	for n, p := range pending {
@@ -336,34 +339,6 @@ type pendingCreate struct {
 	index   int
 	item    *Item
 	unknown []string // manual tags to register when created
-}
-
-// importWorkers create the items of one import concurrently. There are twice as many as the
-// writes the SQLite store commits together (64): while one group commits, the next is already
-// queued. With as many workers as a group holds, its single writer waited after every commit
-// for the workers to prepare the next group.
-const importWorkers = 128
-
-// createAll creates the items and returns each one's error, in order.
-func (c *Curator) createAll(ctx context.Context, pending []pendingCreate) []error {
-	errs := make([]error, len(pending))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(importWorkers, len(pending)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range next {
-				_, errs[n] = c.store.Items().Create(ctx, pending[n].item)
-			}
-		}()
-	}
-	for n := range pending {
-		next <- n
-	}
-	close(next)
-	wg.Wait()
-	return errs
 }
 
 func (c *Curator) idExists(ctx context.Context, dataset, id string) bool {

@@ -35,6 +35,15 @@ type dryRunItems struct {
 	created map[[2]string]bool
 }
 
+// CreateEach answers each create as Create does: nothing reaches the store.
+func (s *dryRunItems) CreateEach(ctx context.Context, items []*gtc.Item) []error {
+	errs := make([]error, len(items))
+	for i, it := range items {
+		_, errs[i] = s.Create(ctx, it)
+	}
+	return errs
+}
+
 func (s *dryRunItems) Create(ctx context.Context, it *gtc.Item) (*gtc.Item, error) {
 	if len(codec.ItemStoredJSON(it)) > gtc.MaxItemBytes {
 		return nil, gtc.ErrTooLarge

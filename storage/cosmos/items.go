@@ -13,6 +13,7 @@ import (
 
 	gtc "github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/codec"
+	"github.com/gtc-dev/gtc/storage/internal/parallel"
 )
 
 // itemStore implements gtc.ItemStore.
@@ -102,6 +103,19 @@ func (is *itemStore) Locate(ctx context.Context, datasetName, id string) (gtc.Ke
 	}
 	return gtc.Key{}, fmt.Errorf("cosmos: locate %s/%s: id stored in buckets %v: %w", datasetName, id, bs,
 		&gtc.ConflictError{Existing: all[0], All: all})
+}
+
+// createWorkers is how many creates of one CreateEach are in flight: each is a few
+// round trips, and the SDK retries a throttled (429) one.
+const createWorkers = 64
+
+// CreateEach creates the items as Create does, createWorkers at a time.
+func (is *itemStore) CreateEach(ctx context.Context, items []*gtc.Item) []error {
+	errs := make([]error, len(items))
+	parallel.Each(len(items), createWorkers, func(i int) {
+		_, errs[i] = is.Create(ctx, items[i])
+	})
+	return errs
 }
 
 // Create registers the bucket, checks (datasetName, id) and creates the document.

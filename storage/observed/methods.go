@@ -35,6 +35,22 @@ func (s items) Create(ctx context.Context, it *gtc.Item) (*gtc.Item, error) {
 	return out, err
 }
 
+// CreateEach is one call however many items it creates; an item's expected refusal (a
+// conflict) does not mark it, while any other item's failure does.
+func (s items) CreateEach(ctx context.Context, its []*gtc.Item) []error {
+	ctx, c := s.o.start(ctx, "items.CreateEach")
+	errs := s.inner.CreateEach(ctx, its)
+	var failed error
+	for _, err := range errs {
+		if err != nil && !expected(Reason(err)) {
+			failed = err
+			break
+		}
+	}
+	c.end(failed)
+	return errs
+}
+
 func (s items) Replace(ctx context.Context, prev, next *gtc.Item) (*gtc.Item, error) {
 	ctx, c := s.o.start(ctx, "items.Replace")
 	out, err := s.inner.Replace(ctx, prev, next)

@@ -125,6 +125,28 @@ func TestFullDatabaseRefusesWritesAndKeepsWhatWasStored(t *testing.T) {
 	assert.NotEmpty(t, failures, "the burst found room for every write")
 	t.Logf("burst: %d writes refused with ErrStorageFull, %d acknowledged items in all", len(failures), len(acked))
 
+	// A bulk create (an import) while full: its items go in together, and when that fails
+	// they are written one at a time; each lands whole or fails with ErrStorageFull.
+	var bulk []*gtc.Item
+	for range 12 {
+		bulk = append(bulk, newBig())
+	}
+	bulkRefused := 0
+	for i, err := range s.Items().CreateEach(ctx, bulk) {
+		switch {
+		case err == nil:
+			got, err := s.Items().Get(ctx, bulk[i].Key())
+			require.NoError(t, err, "a bulk create that succeeded is stored")
+			acked[got.Key()] = got
+		case errors.Is(err, gtc.ErrStorageFull) && !errors.Is(err, gtc.ErrUnavailable):
+			bulkRefused++
+			refused = append(refused, bulk[i].Key())
+		default:
+			t.Errorf("bulk create %s: %v", bulk[i].Key(), err)
+		}
+	}
+	assert.Positive(t, bulkRefused, "the full database refused none of the bulk create")
+
 	// Everything acknowledged reads back exactly as acknowledged; the refused creates are
 	// not there; the failed replaces left their items unchanged (acked still holds the old
 	// state for them).

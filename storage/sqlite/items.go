@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	gtc "github.com/gtc-dev/gtc"
@@ -275,6 +276,21 @@ func insertItem(w *wtx, st *statements, p *preparedItem) error {
 
 // insertItemAs is insertItem for the store operation op, which names it in errors.
 func insertItemAs(w *wtx, st *statements, p *preparedItem, op string) error {
+	pk, err := insertItemRow(w, st, p, op)
+	if err != nil {
+		return err
+	}
+	var rows tagRows
+	rows.add(pk, p.stored.DatasetName, string(p.stored.Status), p.tags)
+	if err := rows.insert(w, st); err != nil {
+		return wrapErr(op+" tags", err)
+	}
+	return insertRevisions(w, st, p, op)
+}
+
+// insertItemRow inserts the item's row and returns its pk. An existing (datasetName, id)
+// makes the insert write nothing and gives a *gtc.ConflictError.
+func insertItemRow(w *wtx, st *statements, p *preparedItem, op string) (int64, error) {
 	k := p.stored.Key()
 	args := make([]any, 0, 17)
 	args = append(args, k.ID, k.DatasetName, k.Bucket)
@@ -285,19 +301,16 @@ func insertItemAs(w *wtx, st *statements, p *preparedItem, op string) error {
 		// The item exists: the insert wrote nothing.
 		var bucket string
 		if err := w.stmt(st.keyOf).QueryRow(k.DatasetName, k.ID).Scan(&bucket); err != nil {
-			return wrapErr(op, err)
+			return 0, wrapErr(op, err)
 		}
-		return fmt.Errorf("sqlite: %s %s: %w", op, k, &gtc.ConflictError{
+		return 0, fmt.Errorf("sqlite: %s %s: %w", op, k, &gtc.ConflictError{
 			Existing: gtc.Key{DatasetName: k.DatasetName, Bucket: bucket, ID: k.ID},
 		})
 	}
 	if err != nil {
-		return wrapErr(op, err)
+		return 0, wrapErr(op, err)
 	}
-	if err := insertTags(w, st, pk, k.DatasetName, string(p.stored.Status), p.tags); err != nil {
-		return wrapErr(op+" tags", err)
-	}
-	return insertRevisions(w, st, p, op)
+	return pk, nil
 }
 
 // createMany creates items in one transaction: all or none. Tests and benchmarks use it to
@@ -462,26 +475,39 @@ func syncTags(w *wtx, st *statements, pk int64, old []string, oldStatus string, 
 			added = append(added, tag)
 		}
 	}
-	if err := insertTags(w, st, pk, p.stored.DatasetName, status, added); err != nil {
+	var rows tagRows
+	rows.add(pk, p.stored.DatasetName, status, added)
+	if err := rows.insert(w, st); err != nil {
 		return wrapErr("write tags", err)
 	}
 	return nil
 }
 
-// insertTags adds the item's rows of tags to item_tags, with one statement.
-func insertTags(w *wtx, st *statements, pk int64, datasetName, status string, tags []string) error {
-	if len(tags) == 0 {
+// tagRows are item_tags rows gathered as one JSON array, [[tag, dataset, status, pk], …], so
+// that the tags of one item or of many go in with one statement.
+type tagRows struct{ list []byte }
+
+// add gathers the rows of one item's tags.
+func (r *tagRows) add(pk int64, datasetName, status string, tags []string) {
+	for _, tag := range tags {
+		if len(r.list) == 0 {
+			r.list = append(r.list, '[')
+		} else {
+			r.list = append(r.list, ',')
+		}
+		r.list = codec.AppendString(append(r.list, '['), tag)
+		r.list = codec.AppendString(append(r.list, ','), datasetName)
+		r.list = codec.AppendString(append(r.list, ','), status)
+		r.list = append(strconv.AppendInt(append(r.list, ','), pk, 10), ']')
+	}
+}
+
+// insert adds the gathered rows, if any.
+func (r *tagRows) insert(w *wtx, st *statements) error {
+	if len(r.list) == 0 {
 		return nil
 	}
-	list := []byte{'['}
-	for i, tag := range tags {
-		if i > 0 {
-			list = append(list, ',')
-		}
-		list = codec.AppendString(list, tag)
-	}
-	list = append(list, ']')
-	_, err := w.stmt(st.insertTags).Exec(datasetName, status, pk, string(list))
+	_, err := w.stmt(st.insertTags).Exec(string(append(r.list, ']')))
 	return err
 }
 

@@ -94,9 +94,9 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	for mask := range updateVariants {
 		st.update[mask] = p(wdb, updateSQL(mask))
 	}
-	// One statement for any number of an item's tags: they travel as one JSON array.
+	// One statement for any number of tag rows: they travel as one JSON array (tagRows).
 	st.insertTags = p(wdb, `INSERT INTO item_tags (tag, dataset_name, status, item_pk)
-  SELECT value, ?, ?, ? FROM json_each(?)`)
+  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)`)
 	st.deleteTag = p(wdb, `DELETE FROM item_tags WHERE item_pk = ? AND tag = ?`)
 	st.deleteTagsOf = p(wdb, `DELETE FROM item_tags WHERE item_pk = ?`)
 	st.deleteItems = p(wdb, `DELETE FROM items WHERE dataset_name = ?`)

@@ -24,6 +24,7 @@ func (s *suite) itemTests() []namedTest {
 		{"CreateETagAndTimes", s.createETagAndTimes},          // 2
 		{"CreateDuplicate", s.createDuplicate},                // 3
 		{"CreateConcurrent", s.createConcurrent},              // 4
+		{"CreateEach", s.createEach},                          // 4
 		{"GetMissing", s.getMissing},                          // 5
 		{"Locate", s.locate},                                  // 5
 		{"Replace", s.replace},                                // 6
@@ -217,6 +218,54 @@ func (s *suite) createConcurrent(t *testing.T) {
 }
 
 // 5. Get with the wrong dataset, the wrong bucket or an unknown id is ErrNotFound.
+// 4. CreateEach: each item stands or falls alone and its result is in its place. New items
+// are stored with their tags, however many the call holds; an id that exists, or that comes
+// twice in the call, conflicts; an invalid item fails without harming the others.
+func (s *suite) createEach(t *testing.T) {
+	st := s.open(t)
+	taken := create(t, st, s.item("each", "taken"))
+	const n = 140
+	var items []*gtc.Item
+	for i := range n {
+		it := s.item("each", fmt.Sprintf("new-%03d", i))
+		it.ManualTags = []string{"batch:each", fmt.Sprintf("parity:%d", i%2)}
+		items = append(items, it)
+	}
+	again := s.item("each", "taken")
+	again.Comment = "second"
+	twice := s.item("each", "new-007")
+	bad := s.item("each", "bad-bucket")
+	bad.Bucket = "not-a-uuid"
+	items = append(items, again, twice, bad)
+
+	errs := st.Items().CreateEach(ctxT(t), items)
+	require.Len(t, errs, len(items))
+	for i := range n {
+		require.NoError(t, errs[i], "item %d", i)
+	}
+	var ce *gtc.ConflictError
+	require.ErrorAs(t, errs[n], &ce, "an id that exists")
+	assert.Equal(t, taken.Key(), ce.Existing)
+	require.ErrorIs(t, errs[n+1], gtc.ErrConflict, "an id the call holds twice")
+	require.ErrorIs(t, errs[n+2], gtc.ErrInvalidArgument, "an invalid bucket")
+
+	assert.Empty(t, get(t, st, taken.Key()).Comment, "the existing item is untouched")
+	for _, it := range items[:n] {
+		got := get(t, st, it.Key())
+		assert.Equal(t, it.ManualTags, got.ManualTags, "%s", it.Key())
+		assert.NotEmpty(t, got.ETag)
+		assert.EqualValues(t, 1, got.Revision, "%s: its first revision", it.Key())
+	}
+	count := func(tags ...string) int {
+		c, err := st.Items().Count(ctxT(t), gtc.Filter{DatasetNames: []string{"each"}, AllTags: tags})
+		require.NoError(t, err)
+		return c
+	}
+	assert.Equal(t, n, count("batch:each"), "every created item is found by its tag")
+	assert.Equal(t, n/2, count("batch:each", "parity:1"))
+	assert.Empty(t, st.Items().CreateEach(ctxT(t), nil), "an empty call")
+}
+
 func (s *suite) getMissing(t *testing.T) {
 	s.skipMissingRead(t)
 	st := s.open(t)
