@@ -483,32 +483,49 @@ func syncTags(w *wtx, st *statements, pk int64, old []string, oldStatus string, 
 	return nil
 }
 
-// tagRows are item_tags rows gathered as one JSON array, [[tag, dataset, status, pk], …], so
-// that the tags of one item or of many go in with one statement.
-type tagRows struct{ list []byte }
+// tagRows are item_tags rows gathered for one statement per (dataset, status): the tags of
+// one item or of many go in together. A group travels as one JSON object, each item's tags
+// under its pk, {"17":["a","b"],"18":["a"]}, which SQLite reads with a json_each per item
+// and one per tag, each tag a plain string.
+type tagRows struct{ groups []tagGroup }
+
+type tagGroup struct {
+	datasetName, status string
+	object              []byte
+}
 
 // add gathers the rows of one item's tags.
 func (r *tagRows) add(pk int64, datasetName, status string, tags []string) {
-	for _, tag := range tags {
-		if len(r.list) == 0 {
-			r.list = append(r.list, '[')
-		} else {
-			r.list = append(r.list, ',')
-		}
-		r.list = codec.AppendString(append(r.list, '['), tag)
-		r.list = codec.AppendString(append(r.list, ','), datasetName)
-		r.list = codec.AppendString(append(r.list, ','), status)
-		r.list = append(strconv.AppendInt(append(r.list, ','), pk, 10), ']')
+	if len(tags) == 0 {
+		return
 	}
+	i := slices.IndexFunc(r.groups, func(g tagGroup) bool { return g.datasetName == datasetName && g.status == status })
+	if i < 0 {
+		i = len(r.groups)
+		r.groups = append(r.groups, tagGroup{datasetName: datasetName, status: status, object: []byte{'{'}})
+	}
+	g := &r.groups[i]
+	if len(g.object) > 1 {
+		g.object = append(g.object, ',')
+	}
+	g.object = append(strconv.AppendInt(append(g.object, '"'), pk, 10), '"', ':', '[')
+	for n, tag := range tags {
+		if n > 0 {
+			g.object = append(g.object, ',')
+		}
+		g.object = codec.AppendString(g.object, tag)
+	}
+	g.object = append(g.object, ']')
 }
 
 // insert adds the gathered rows, if any.
 func (r *tagRows) insert(w *wtx, st *statements) error {
-	if len(r.list) == 0 {
-		return nil
+	for _, g := range r.groups {
+		if _, err := w.stmt(st.insertTags).Exec(g.datasetName, g.status, string(append(g.object, '}'))); err != nil {
+			return err
+		}
 	}
-	_, err := w.stmt(st.insertTags).Exec(string(append(r.list, ']')))
-	return err
+	return nil
 }
 
 // DeleteDataset hard-deletes every item of the dataset and its curation document.

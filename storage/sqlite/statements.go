@@ -79,13 +79,17 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
   ORDER BY n DESC LIMIT ?`)
 	st.revisionGet = p(rdb, `SELECT doc FROM item_revisions WHERE dataset_name = ? AND id = ? AND n = ?`)
 
+	// Every store operation runs in a savepoint of its own (or is the whole transaction), and
+	// any error undoes it whole. So the writes that may fail a constraint say OR FAIL: SQLite
+	// then gives them no statement journal, the copy of every page a statement changes that
+	// it keeps to undo that statement alone (a sixth of an import's item inserts).
 	st.savepoint = p(wdb, `SAVEPOINT op`)
 	st.release = p(wdb, `RELEASE op`)
 	st.rollbackTo = p(wdb, `ROLLBACK TO op`)
 	st.keyOf = p(wdb, `SELECT bucket FROM items WHERE dataset_name = ? AND id = ?`)
 	// An existing (dataset_name, id) inserts nothing and returns no row; the caller then reads
 	// the existing item's bucket for the conflict.
-	st.insertItem = p(wdb, `INSERT INTO items (id, dataset_name, bucket, `+itemColumns+`)
+	st.insertItem = p(wdb, `INSERT OR FAIL INTO items (id, dataset_name, bucket, `+itemColumns+`)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (dataset_name, id) DO NOTHING RETURNING pk`)
 	st.currentOf = p(wdb, `SELECT pk, bucket, etag, status, assigned_to, sk_assigned, sk_tag_count, sk_references,
@@ -94,9 +98,10 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	for mask := range updateVariants {
 		st.update[mask] = p(wdb, updateSQL(mask))
 	}
-	// One statement for any number of tag rows: they travel as one JSON array (tagRows).
-	st.insertTags = p(wdb, `INSERT INTO item_tags (tag, dataset_name, status, item_pk)
-  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)`)
+	// One statement for the tag rows of any number of items of one dataset and status: they
+	// travel as one JSON object (tagRows).
+	st.insertTags = p(wdb, `INSERT OR FAIL INTO item_tags (tag, dataset_name, status, item_pk)
+  SELECT t.value, ?, ?, CAST(i.key AS INTEGER) FROM json_each(?) AS i, json_each(i.value) AS t`)
 	st.deleteTag = p(wdb, `DELETE FROM item_tags WHERE item_pk = ? AND tag = ?`)
 	st.deleteTagsOf = p(wdb, `DELETE FROM item_tags WHERE item_pk = ?`)
 	st.deleteItems = p(wdb, `DELETE FROM items WHERE dataset_name = ?`)
@@ -106,7 +111,7 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
   ORDER BY n`)
 	st.revisionDelete = p(wdb, `DELETE FROM item_revisions WHERE dataset_name = ? AND id = ? AND n = ?`)
 	st.revisionUpdate = p(wdb, `UPDATE item_revisions SET doc = ? WHERE dataset_name = ? AND id = ? AND n = ?`)
-	st.revisionInsert = p(wdb, `INSERT INTO item_revisions (dataset_name, id, n, doc) VALUES (?, ?, ?, ?)`)
+	st.revisionInsert = p(wdb, `INSERT OR FAIL INTO item_revisions (dataset_name, id, n, doc) VALUES (?, ?, ?, ?)`)
 	st.deleteCuration = p(wdb, `DELETE FROM curation_instructions WHERE dataset_name = ?`)
 	st.curationETag = p(wdb, `SELECT etag FROM curation_instructions WHERE dataset_name = ?`)
 	st.curationInsert = p(wdb, `INSERT INTO curation_instructions (dataset_name, etag, doc) VALUES (?, ?, ?)`)
@@ -193,6 +198,6 @@ func updateColumns(mask int) []string {
 // is the one the caller read.
 func updateSQL(mask int) string {
 	cols := updateColumns(mask)
-	return "UPDATE items SET (" + strings.Join(cols, ", ") + ") = (" + placeholders(len(cols)) + ")" +
+	return "UPDATE OR FAIL items SET (" + strings.Join(cols, ", ") + ") = (" + placeholders(len(cols)) + ")" +
 		" WHERE dataset_name = ? AND id = ? AND bucket = ? AND etag = ?"
 }
