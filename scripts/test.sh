@@ -86,6 +86,7 @@ race_pkgs=(
   ./cmd/internal/loadkit/ # the server watcher
   ./storage/storetest/testenv/ # the heap sampler
   ./codec/                # strict decoders sharing pooled readers
+  ./storage/internal/parallel/ # loop iterations on several goroutines
 )
 # Tests that skip under the race detector, or that its build leaves out (the files marked
 # //go:build !race: the parquet formatter and its tests, see export/parquet.go); the norace
