@@ -250,12 +250,21 @@ func (s *suite) createEach(t *testing.T) {
 	require.ErrorIs(t, errs[n+2], gtc.ErrInvalidArgument, "an invalid bucket")
 
 	assert.Empty(t, get(t, st, taken.Key()).Comment, "the existing item is untouched")
+	want := map[gtc.Key]*gtc.Item{taken.Key(): taken}
 	for _, it := range items[:n] {
-		got := get(t, st, it.Key())
-		assert.Equal(t, it.ManualTags, got.ManualTags, "%s", it.Key())
-		assert.NotEmpty(t, got.ETag)
-		assert.EqualValues(t, 1, got.Revision, "%s: its first revision", it.Key())
+		want[it.Key()] = it
 	}
+	stored := 0
+	for got, err := range st.Items().QueryAll(ctxT(t), gtc.Query{Filter: gtc.Filter{DatasetNames: []string{"each"}}, Sort: gtc.SortID}) {
+		require.NoError(t, err)
+		w, ok := want[got.Key()]
+		require.True(t, ok, "%s was not created", got.Key())
+		stored++
+		assert.Equal(t, w.ManualTags, got.ManualTags, "%s", got.Key())
+		assert.NotEmpty(t, got.ETag)
+		assert.EqualValues(t, 1, got.Revision, "%s: its first revision", got.Key())
+	}
+	assert.Equal(t, n+1, stored, "the dataset holds the new items and the one that existed")
 	count := func(tags ...string) int {
 		c, err := st.Items().Count(ctxT(t), gtc.Filter{DatasetNames: []string{"each"}, AllTags: tags})
 		require.NoError(t, err)
