@@ -10,7 +10,6 @@ package storetest
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -165,26 +164,22 @@ func create(t *testing.T, st gtc.Store, it *gtc.Item) *gtc.Item {
 	return out
 }
 
-// createAll stores items with a few writers in parallel (fixtures load faster when the
-// store can batch) and returns them as stored, in the order given.
+// createAll stores items with one bulk create (fixtures load faster when the store can batch)
+// and returns them as stored, in the order given, read back with one query of the store.
 func createAll(t *testing.T, st gtc.Store, items []*gtc.Item) []*gtc.Item {
 	t.Helper()
-	out := make([]*gtc.Item, len(items))
-	errs := make([]error, len(items))
-	const workers = 8
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(items); i += workers {
-				out[i], errs[i] = st.Items().Create(ctxT(t), items[i])
-			}
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
+	for i, err := range st.Items().CreateEach(ctxT(t), items) {
 		require.NoError(t, err, "create %s", items[i].Key())
+	}
+	stored := make(map[gtc.Key]*gtc.Item, len(items))
+	for it, err := range st.Items().QueryAll(ctxT(t), gtc.Query{Sort: gtc.SortID}) {
+		require.NoError(t, err)
+		stored[it.Key()] = it
+	}
+	out := make([]*gtc.Item, len(items))
+	for i, it := range items {
+		out[i] = stored[it.Key()]
+		require.NotNil(t, out[i], "%s was created but is not found", it.Key())
 	}
 	return out
 }
