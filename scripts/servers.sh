@@ -63,8 +63,6 @@ stop_server() { # name: SIGTERM, up to 5 s of grace, then SIGKILL
 finish() {
   local rc=$?
   trap - EXIT INT TERM
-  # The caller's own clean-up, when it defines one (scripts/test.sh: its background build).
-  if declare -F finish_also >/dev/null; then finish_also; fi
   stop_server cosmos
   stop_server azurite
   if [ "$rc" -ne 0 ]; then

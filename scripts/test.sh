@@ -29,25 +29,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 setup_start=$(date +%s)
 
-# 0. The gtc binary that cmd/gtc's tests run as a user would (a plain build, which they would
-# otherwise make when they start), compiled in the background from here on, while Chromium
-# and the test servers install and start, which mostly wait on the network and the disk. Only
-# for the whole suite; the exit trap stops it by its process id and removes it.
-prebuild="" prebuild_pid=""
-finish_also() {
-  if [ -n "$prebuild_pid" ]; then
-    kill "$prebuild_pid" 2>/dev/null || true
-    wait "$prebuild_pid" 2>/dev/null || true
-  fi
-  if [ -n "$prebuild" ]; then rm -rf "$prebuild"; fi
-}
-if [ "$#" = 0 ]; then
-  prebuild=$(mktemp -d "${TMPDIR:-/tmp}/gtc-bin.XXXXXX")
-  go build -ldflags "-X main.version=9.9.9-test" -o "$prebuild/gtc" ./cmd/gtc >"$prebuild/build.log" 2>&1 &
-  prebuild_pid=$!
-  trap finish_also EXIT # until the servers' trap, which calls it too
-fi
-
 # The browser test drives Debian's Chromium; install it when this is a Debian machine we
 # administer (CI), otherwise that test skips with a message saying how to get it.
 if ! command -v chromium >/dev/null 2>&1 && [ -z "${GTC_TEST_CHROMIUM:-}" ]; then
@@ -193,13 +174,6 @@ plain_pkgs=$(go list ./... | grep -vxF -f <(printf '%s\n' "$race_paths"))
 norace_pkgs=$(git ls-files '*_test.go' | xargs grep -HoE '^func Test[A-Za-z0-9_]*' | while IFS=: read -r file fn; do
   if [[ "${fn#func }" =~ $norace_tests ]]; then dir=$(dirname "$file"); if [ "$dir" = . ]; then echo ./; else echo "./$dir/"; fi; fi
 done | sort -u | xargs -r go list | grep -xF -f <(printf '%s\n' "$race_paths") || true)
-if wait "$prebuild_pid"; then
-  export GTC_TEST_GTC_BIN="$prebuild/gtc"
-else
-  echo "note: the background build of gtc failed; cmd/gtc's tests build it themselves. Its output:" >&2
-  cat "$prebuild/build.log" >&2
-fi
-prebuild_pid=""
 if [ "$failed" = 0 ]; then
   run_phase race -race -count=1 -parallel "$parallel" "${race_pkgs[@]}" || failed=1
   # shellcheck disable=SC2086
