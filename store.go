@@ -101,7 +101,8 @@ type ItemStore interface {
 	Create(ctx context.Context, it *Item) (*Item, error)
 	// CreateEach creates the items as Create does, each standing or falling alone, and
 	// returns each one's error, in order. It is how an import writes: a store writes many
-	// new items faster together than one at a time.
+	// new items faster together than one at a time. Of items with one (datasetName, id),
+	// the first is the one created (RepeatedInCall).
 	CreateEach(ctx context.Context, items []*Item) []error
 	Replace(ctx context.Context, prev, next *Item) (*Item, error)
 	DeleteDataset(ctx context.Context, datasetName string) (DatasetDeletion, error)
@@ -117,6 +118,31 @@ type ItemStore interface {
 	// and assigned to someone other than e.User), optionally restricted to datasets whose
 	// name starts with e.DatasetPrefix. Order unspecified.
 	Eligible(ctx context.Context, e EligibleSpec) iter.Seq2[Key, error]
+}
+
+// RepeatedInCall returns, for each item of a CreateEach call whose (datasetName, id) an
+// earlier item of the same call holds, the error that refuses it: a *ConflictError naming the
+// earlier item's key. A store writes the items of one call in any order, so the first of
+// them is the one created whichever it writes first. Nil items are left to the store.
+func RepeatedInCall(items []*Item) map[int]error {
+	var out map[int]error
+	first := make(map[[2]string]int, len(items))
+	for i, it := range items {
+		if it == nil {
+			continue
+		}
+		k := [2]string{it.DatasetName, it.ID}
+		j, seen := first[k]
+		if !seen {
+			first[k] = i
+			continue
+		}
+		if out == nil {
+			out = map[int]error{}
+		}
+		out[i] = fmt.Errorf("create %s: %w", it.Key(), &ConflictError{Existing: items[j].Key()})
+	}
+	return out
 }
 
 // EligibleSpec selects the self-serve pool.

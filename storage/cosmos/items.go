@@ -112,8 +112,13 @@ const createWorkers = 64
 // CreateEach creates the items as Create does, createWorkers at a time.
 func (is *itemStore) CreateEach(ctx context.Context, items []*gtc.Item) []error {
 	errs := make([]error, len(items))
+	for i, err := range gtc.RepeatedInCall(items) {
+		errs[i] = err // the creates run at once: the first of an id is the one created
+	}
 	parallel.Each(len(items), createWorkers, func(i int) {
-		_, errs[i] = is.Create(ctx, items[i])
+		if errs[i] == nil {
+			_, errs[i] = is.Create(ctx, items[i])
+		}
 	})
 	return errs
 }

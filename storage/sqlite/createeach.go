@@ -29,6 +29,9 @@ func (is *itemStore) CreateEach(ctx context.Context, items []*gtc.Item) []error 
 	if len(items) == 0 {
 		return errs
 	}
+	for i, err := range gtc.RepeatedInCall(items) {
+		errs[i] = err // chunks may commit in either order: the first of an id is the one created
+	}
 	ps := make([]*preparedItem, len(items))
 	chunks := make(chan []int, 1)
 	go func() {
@@ -57,10 +60,13 @@ func (is *itemStore) CreateEach(ctx context.Context, items []*gtc.Item) []error 
 	return errs
 }
 
-// prepareEach prepares items into ps (or their errors into errs) on every CPU.
+// prepareEach prepares items into ps (or their errors into errs) on every CPU, all but those
+// already refused.
 func (is *itemStore) prepareEach(ctx context.Context, items []*gtc.Item, ps []*preparedItem, errs []error) {
 	parallel.Each(len(items), runtime.GOMAXPROCS(0), func(i int) {
-		ps[i], errs[i] = is.s.prepareItem(ctx, "create", nil, items[i])
+		if errs[i] == nil {
+			ps[i], errs[i] = is.s.prepareItem(ctx, "create", nil, items[i])
+		}
 	})
 }
 

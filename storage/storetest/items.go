@@ -234,6 +234,7 @@ func (s *suite) createEach(t *testing.T) {
 	again := s.item("each", "taken")
 	again.Comment = "second"
 	twice := s.item("each", "new-007")
+	twice.Comment = "the second of the call"
 	bad := s.item("each", "bad-bucket")
 	bad.Bucket = "not-a-uuid"
 	items = append(items, again, twice, bad)
@@ -246,7 +247,8 @@ func (s *suite) createEach(t *testing.T) {
 	var ce *gtc.ConflictError
 	require.ErrorAs(t, errs[n], &ce, "an id that exists")
 	assert.Equal(t, taken.Key(), ce.Existing)
-	require.ErrorIs(t, errs[n+1], gtc.ErrConflict, "an id the call holds twice")
+	require.ErrorAs(t, errs[n+1], &ce, "an id the call holds twice: the first is created")
+	assert.Equal(t, items[7].Key(), ce.Existing)
 	require.ErrorIs(t, errs[n+2], gtc.ErrInvalidArgument, "an invalid bucket")
 
 	assert.Empty(t, get(t, st, taken.Key()).Comment, "the existing item is untouched")
@@ -261,6 +263,7 @@ func (s *suite) createEach(t *testing.T) {
 		require.True(t, ok, "%s was not created", got.Key())
 		stored++
 		assert.Equal(t, w.ManualTags, got.ManualTags, "%s", got.Key())
+		assert.Equal(t, w.Comment, got.Comment, "%s: the first of its id in the call", got.Key())
 		assert.NotEmpty(t, got.ETag)
 		assert.EqualValues(t, 1, got.Revision, "%s: its first revision", got.Key())
 	}
