@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/storage/internal/parallel"
 )
 
 // The agent audit log lives in its own container, partitioned by
@@ -470,7 +471,7 @@ func (as *agentOpStore) List(ctx context.Context, f gtc.AgentOpFilter) ([]*gtc.A
 func (as *agentOpStore) headersByID(ctx context.Context, op string, keys []agentOpKey) (map[string]*agentOpDoc, error) {
 	chunks := (len(keys) + agentHydrateChunk - 1) / agentHydrateChunk
 	found := make([][]agentOpDoc, chunks)
-	err := forEach(ctx, chunks, hydrateParallel, func(ctx context.Context, i int) error {
+	err := parallel.ForEach(ctx, chunks, hydrateParallel, func(ctx context.Context, i int) error {
 		part := keys[i*agentHydrateChunk : min(len(keys), (i+1)*agentHydrateChunk)]
 		ids := make([]string, len(part))
 		for j, k := range part {
@@ -544,7 +545,7 @@ func (as *agentOpStore) DeleteBefore(ctx context.Context, t time.Time) (int, err
 		return 0, err
 	}
 	var deleted atomic.Int64
-	err = forEach(ctx, len(old), partitionQueryParallel, func(ctx context.Context, i int) error {
+	err = parallel.ForEach(ctx, len(old), partitionQueryParallel, func(ctx context.Context, i int) error {
 		id := old[i].ID
 		q := sqlQuery{
 			text:   "SELECT c.id FROM c WHERE c.operationId = @id AND c.docType = '" + docTypeAgentItems + "'",

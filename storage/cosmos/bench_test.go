@@ -16,6 +16,7 @@ import (
 	"time"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/storage/internal/parallel"
 	"github.com/gtc-dev/gtc/storage/storetest/testenv"
 )
 
@@ -90,7 +91,7 @@ func seed(b *testing.B, s *Store, n, datasets int) []*gtc.Item {
 		items[i] = it
 	}
 	start := time.Now()
-	err := forEach(ctx, n, 32, func(ctx context.Context, i int) error {
+	err := parallel.ForEach(ctx, n, 32, func(ctx context.Context, i int) error {
 		p, err := s.prepareItem("seed", items[i])
 		if err != nil {
 			return err

@@ -15,6 +15,7 @@ import (
 
 	gtc "github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/codec"
+	"github.com/gtc-dev/gtc/storage/internal/parallel"
 )
 
 // ---- curation instructions (in the items container, reference layout) ----
@@ -430,7 +431,7 @@ func (s *Store) deleteAssignments(ctx context.Context, ds string) error {
 	if err != nil {
 		return err
 	}
-	return forEach(ctx, len(recs), 8, func(ctx context.Context, i int) error {
+	return parallel.ForEach(ctx, len(recs), 8, func(ctx context.Context, i int) error {
 		_, err := s.assignments.DeleteItem(ctx, azcosmos.NewPartitionKeyString(recs[i].PK), recs[i].ID, nil)
 		if err != nil && statusOf(err) != http.StatusNotFound {
 			return wrapErr("delete assignment", err)

@@ -115,10 +115,11 @@ func (is *itemStore) CreateEach(ctx context.Context, items []*gtc.Item) []error 
 	for i, err := range gtc.RepeatedInCall(items) {
 		errs[i] = err // the creates run at once: the first of an id is the one created
 	}
-	parallel.Each(len(items), createWorkers, func(i int) {
+	_ = parallel.ForEach(ctx, len(items), createWorkers, func(ctx context.Context, i int) error {
 		if errs[i] == nil {
 			_, errs[i] = is.Create(ctx, items[i])
 		}
+		return nil // each item stands or falls alone
 	})
 	return errs
 }
@@ -411,7 +412,7 @@ func (is *itemStore) DeleteDataset(ctx context.Context, datasetName string) (gtc
 		if err != nil {
 			return out, err
 		}
-		err = forEach(ctx, len(rows), 8, func(ctx context.Context, i int) error {
+		err = parallel.ForEach(ctx, len(rows), 8, func(ctx context.Context, i int) error {
 			_, err := s.gt.DeleteItem(ctx, p.key(), rows[i].ID, nil)
 			if statusOf(err) == http.StatusNotFound {
 				return nil
@@ -452,7 +453,7 @@ func (is *itemStore) CountByStatus(ctx context.Context) (map[gtc.Status]int, err
 		return nil, errClosed("count by status")
 	}
 	counts := make([]int, len(gtc.Statuses))
-	err := forEach(ctx, len(gtc.Statuses), len(gtc.Statuses), func(ctx context.Context, i int) error {
+	err := parallel.ForEach(ctx, len(gtc.Statuses), len(gtc.Statuses), func(ctx context.Context, i int) error {
 		n, err := is.Count(ctx, gtc.Filter{Statuses: []gtc.Status{gtc.Statuses[i]}})
 		counts[i] = n
 		return err

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/storage/internal/parallel"
 )
 
 // sortedRow is one row of a per-partition stream: its key, its sort key and, for streams
@@ -147,7 +148,7 @@ func (s *Store) merge(ctx context.Context, op string, ms mergeSpec) iter.Seq2[so
 			next, stop := iter.Pull2(s.pages(ctx, s.gt, op, q, ms.pageSize, ""))
 			streams = append(streams, &stream{p: p, next: next, stop: stop, whole: ms.whole, order: ms.order})
 		}
-		err := forEach(ctx, len(streams), partitionQueryParallel, func(_ context.Context, i int) error {
+		err := parallel.ForEach(ctx, len(streams), partitionQueryParallel, func(_ context.Context, i int) error {
 			return streams[i].fill()
 		})
 		if err != nil {
@@ -287,7 +288,7 @@ func (is *itemStore) projectionKeys(ctx context.Context, f gtc.Filter, k gtc.Sor
 // dropped.
 func (s *Store) hydrate(ctx context.Context, keys []gtc.Key) ([]*gtc.Item, error) {
 	got := make([]*gtc.Item, len(keys))
-	err := forEach(ctx, len(keys), hydrateParallel, func(ctx context.Context, i int) error {
+	err := parallel.ForEach(ctx, len(keys), hydrateParallel, func(ctx context.Context, i int) error {
 		it, err := s.items.Get(ctx, keys[i])
 		if errors.Is(err, gtc.ErrNotFound) {
 			return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	gtc "github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/storage/internal/parallel"
 )
 
 // The meta container holds the registry of dataset names and their buckets, and
@@ -277,7 +278,7 @@ func (r *registry) datasets(ctx context.Context) ([]string, error) {
 	}
 	groups := datasetGroups(parts)
 	confirmed := make([]bool, len(groups))
-	err = forEach(ctx, len(groups), partitionQueryParallel, func(ctx context.Context, i int) error {
+	err = parallel.ForEach(ctx, len(groups), partitionQueryParallel, func(ctx context.Context, i int) error {
 		for _, p := range groups[i] {
 			b := itemWhere(&p)
 			q := sqlQuery{text: "SELECT TOP 1 c.id FROM c WHERE " + b.where(), params: b.params, pk: &p}
@@ -306,41 +307,6 @@ func (r *registry) datasets(ctx context.Context) ([]string, error) {
 	r.names, r.namesAt, r.namesGood = slices.Clone(out), time.Now(), true
 	r.mu.Unlock()
 	return out, nil
-}
-
-// forEach runs fn for 0..n-1 with at most par at once and returns the first error.
-func forEach(ctx context.Context, n, par int, fn func(ctx context.Context, i int) error) error {
-	if n == 0 {
-		return nil
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-		next  = make(chan int)
-	)
-	for range min(n, par) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := fn(ctx, i); err != nil {
-					once.Do(func() { first = err; cancel() })
-				}
-			}
-		}()
-	}
-	for i := range n {
-		if ctx.Err() != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return first
 }
 
 // ReadMarker returns the migration marker, or nil when there is none.

@@ -63,10 +63,11 @@ func (is *itemStore) CreateEach(ctx context.Context, items []*gtc.Item) []error 
 // prepareEach prepares items into ps (or their errors into errs) on every CPU, all but those
 // already refused.
 func (is *itemStore) prepareEach(ctx context.Context, items []*gtc.Item, ps []*preparedItem, errs []error) {
-	parallel.Each(len(items), runtime.GOMAXPROCS(0), func(i int) {
+	_ = parallel.ForEach(ctx, len(items), runtime.GOMAXPROCS(0), func(ctx context.Context, i int) error {
 		if errs[i] == nil {
 			ps[i], errs[i] = is.s.prepareItem(ctx, "create", nil, items[i])
 		}
+		return nil // each item stands or falls alone
 	})
 }
 

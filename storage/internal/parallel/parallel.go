@@ -2,21 +2,40 @@
 package parallel
 
 import (
+	"context"
 	"sync"
-	"sync/atomic"
 )
 
-// Each calls f(i) for every i in [0, n), from at most workers goroutines at once, each
-// taking the next index as it finishes one, and returns when every call has returned.
-func Each(n, workers int, f func(i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(workers, n) {
+// ForEach runs fn for 0..n-1 with at most par at once and returns the first error. The first
+// error cancels the context the other calls get, and no index is started after it.
+func ForEach(ctx context.Context, n, par int, fn func(ctx context.Context, i int) error) error {
+	if n == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+		next  = make(chan int)
+	)
+	for range min(n, par) {
 		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				f(i)
+			for i := range next {
+				if err := fn(ctx, i); err != nil {
+					once.Do(func() { first = err; cancel() })
+				}
 			}
 		})
 	}
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
 	wg.Wait()
+	return first
 }
