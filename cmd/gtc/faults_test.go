@@ -500,6 +500,83 @@ func TestKill9OnCosmosKeepsWritesAndRevisionsTogether(t *testing.T) {
 	kill9Rounds(t, e, 60, 2, 300, func(_ int, s *server) { faultStop(t, s) })
 }
 
+// TestKill9DuringImportKeepsEachItemWhole kills the server with SIGKILL while it imports
+// 10,000 items in one request (the bulk create: many items to a transaction, no savepoint per
+// item), then checks the database file: every item that is there has its one revision and
+// its tag rows, no revision is there without its item, the tag counts agree, and sending the
+// same request again imports exactly the items that were not there.
+func TestKill9DuringImportKeepsEachItemWhole(t *testing.T) {
+	const ds, n = "crash-import", 10000
+	data := t.TempDir()
+	dbPath := filepath.Join(data, "gtc.db")
+	s := startServer(t, env(data))
+	items := make([]map[string]any, n)
+	for i := range items {
+		items[i] = map[string]any{"id": fmt.Sprintf("item-%05d", i), "datasetName": ds, "manualTags": []string{"topic:crash"},
+			"history": []map[string]any{{"role": "user", "msg": fmt.Sprintf("How do I install version %d?", i)}, {"role": "assistant", "msg": "Like this."}}}
+	}
+	body, err := json.Marshal(items)
+	require.NoError(t, err)
+	post := func(base string) (int, map[string]any) {
+		res, err := http.Post(base+"/v1/ground-truths?registerTags=true", "application/json", bytes.NewReader(body))
+		if err != nil {
+			return 0, nil // cut by the kill
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		return res.StatusCode, out
+	}
+	answered := make(chan int, 1)
+	go func() { code, _ := post(s.base); answered <- code }()
+	// Kill as soon as the first items are committed.
+	deadline := time.Now().Add(60 * time.Second)
+	for faultItemCount(t, dbPath) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGKILL))
+	<-s.done
+	code := <-answered
+
+	assert.Equal(t, "ok", faultIntegrity(t, dbPath), "integrity_check after the kill")
+	db, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro")
+	require.NoError(t, err)
+	defer db.Close()
+	count := func(query string, args ...any) int {
+		t.Helper()
+		var c int
+		require.NoError(t, db.QueryRow(query, args...).Scan(&c), query)
+		return c
+	}
+	stored := count(`SELECT count(*) FROM items WHERE dataset_name = ?`, ds)
+	t.Logf("%d of %d items committed before the kill (the import answered %d)", stored, n, code)
+	require.Positive(t, stored)
+	if code == http.StatusOK {
+		assert.Equal(t, n, stored, "an import answered 200 stored every item")
+	}
+	assert.Zero(t, count(`SELECT count(*) FROM items i WHERE dataset_name = ? AND
+  (SELECT count(*) FROM item_revisions r WHERE r.dataset_name = i.dataset_name AND r.id = i.id AND r.n = 1) != 1`, ds),
+		"every stored item has its first revision")
+	assert.Zero(t, count(`SELECT count(*) FROM item_revisions r WHERE dataset_name = ? AND
+  NOT EXISTS (SELECT 1 FROM items i WHERE i.dataset_name = r.dataset_name AND i.id = r.id)`, ds),
+		"no revision without its item")
+	assert.Zero(t, count(`SELECT count(*) FROM items i WHERE dataset_name = ? AND
+  NOT EXISTS (SELECT 1 FROM item_tags t WHERE t.item_pk = i.pk AND t.tag = 'topic:crash')`, ds),
+		"every stored item has its tag row")
+	assert.Equal(t, stored, count(`SELECT coalesce(sum(n), 0) FROM tag_counts WHERE tag = 'topic:crash' AND dataset_name = ?`, ds),
+		"the tag count is the number of stored items")
+	require.NoError(t, db.Close())
+
+	// Nothing is lost for the sender: the same request again imports the rest.
+	s = startServer(t, env(data))
+	code, out := post(s.base)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	assert.Equal(t, float64(n-stored), out["imported"], "the items that were not there")
+	assert.Equal(t, float64(stored), out["failed"], "the items that were there, as duplicates")
+	faultStop(t, s)
+	assert.Equal(t, n, faultItemCount(t, dbPath))
+}
+
 // kill9Rounds imports nItems items, then runs nRounds rounds of: 16 writers of conditional
 // PUTs until perRound are acknowledged, SIGKILL, restart, the ledger check and the history
 // check; afterRound then stops the server (and checks what it will).
