@@ -80,7 +80,6 @@ func (is *itemStore) createChunk(ctx context.Context, chunk []int, ps []*prepare
 	st := &is.s.stmts
 	conflicts := make([]error, len(chunk))
 	err := is.s.write(ctx, "create", func(w *wtx) error {
-		clear(conflicts)
 		var rows tagRows
 		for n, i := range chunk {
 			p := ps[i]
