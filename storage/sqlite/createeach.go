@@ -83,7 +83,11 @@ func (is *itemStore) createChunk(ctx context.Context, chunk []int, ps []*prepare
 		var rows tagRows
 		for n, i := range chunk {
 			p := ps[i]
-			pk, err := insertItemRow(w, st, p, "create")
+			head, err := planRevisions(w, st, p, "create", 0)
+			if err != nil {
+				return err
+			}
+			pk, err := insertItemRow(w, st, p, "create", head)
 			if _, exists := errors.AsType[*gtc.ConflictError](err); exists {
 				conflicts[n] = err
 				continue
@@ -92,7 +96,7 @@ func (is *itemStore) createChunk(ctx context.Context, chunk []int, ps []*prepare
 				return err
 			}
 			rows.add(pk, p.stored.DatasetName, string(p.stored.Status), p.tags)
-			if err := insertRevisions(w, st, p, "create"); err != nil {
+			if err := insertRevisionRows(w, st, p, "create"); err != nil {
 				return err
 			}
 		}

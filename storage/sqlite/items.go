@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -37,10 +38,12 @@ type preparedItem struct {
 	at        time.Time
 }
 
-// revisionRow is one revision ready to be inserted.
+// revisionRow is one revision ready to be inserted: planRevisions gives it its rowid and
+// links it to the revision before it (prev 0: none).
 type revisionRow struct {
-	n   int64
-	doc []byte
+	n         int64
+	doc       []byte
+	rid, prev int64
 }
 
 // prepareItem checks and encodes it. Everything that can refuse an item happens here, before
@@ -102,7 +105,7 @@ func (s *Store) prepareItem(ctx context.Context, op string, prev, it *gtc.Item) 
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: %s: revision of %s: %w", op, it.Key(), err)
 		}
-		p.revisions = append(p.revisions, revisionRow{r.Number, b})
+		p.revisions = append(p.revisions, revisionRow{n: r.Number, doc: b})
 	}
 	p.revs = revs
 	return p, nil
@@ -112,32 +115,98 @@ func (s *Store) prepareItem(ctx context.Context, op string, prev, it *gtc.Item) 
 // never makes a single write long: an item's excess goes over its next writes.
 const pruneLimit = 32
 
-// insertRevisions records the write's revisions inside its transaction, and applies the
-// retention settings to the item's revisions there: at most pruneLimit of the oldest are
-// deleted, and the oldest kept one is rewritten with the item as it was after it.
-func insertRevisions(w *wtx, st *statements, p *preparedItem, op string) error {
-	k := p.stored.Key()
+// planRevisions applies the retention settings to the item's stored revisions, whose newest
+// has rowid head (0: none), inside the write's transaction, and gives the revisions the
+// write records their rowids, each linked to the one before it. It returns the item's new
+// head, to be written with the item row; insertRevisionRows then inserts the revisions.
+func planRevisions(w *wtx, st *statements, p *preparedItem, op string, head int64) (int64, error) {
+	prev := head
 	if len(p.revs) > 0 && codec.MayPrune(p.history, p.revs[len(p.revs)-1].Number) {
-		if err := prune(w, st, p, op); err != nil {
-			return err
+		linked, err := prune(w, st, p, op, head)
+		if err != nil {
+			return 0, err
+		}
+		if !linked {
+			prev = 0
 		}
 	}
+	if len(p.revisions) == 0 {
+		return head, nil
+	}
+	rid, err := w.reserveRIDs(st, len(p.revisions))
+	if err != nil {
+		return 0, wrapErr(op+" revision", err)
+	}
+	for i := range p.revisions {
+		p.revisions[i].rid, p.revisions[i].prev = rid, prev
+		prev = rid
+		rid++
+	}
+	return prev, nil
+}
+
+// insertRevisionRows records the revisions planRevisions made ready, in the write's
+// transaction.
+func insertRevisionRows(w *wtx, st *statements, p *preparedItem, op string) error {
+	k := p.stored.Key()
 	for _, r := range p.revisions {
-		if _, err := w.stmt(st.revisionInsert).Exec(k.DatasetName, k.ID, r.n, string(r.doc)); err != nil {
+		if _, err := w.stmt(st.revisionInsert).Exec(r.rid, k.DatasetName, k.ID, r.n, nullRID(r.prev), string(r.doc)); err != nil {
 			return wrapErr(op+" revision", err)
 		}
 	}
 	return nil
 }
 
+// nullRID is a revision rowid as a column value: 0 (none) is NULL.
+func nullRID(rid int64) any {
+	if rid == 0 {
+		return nil
+	}
+	return rid
+}
+
+// chainLink is one revision of an item's list: its rowid and number.
+type chainLink struct{ rid, n int64 }
+
 // prune applies the retention settings in the write's transaction: it reads the item's
-// oldest revisions, deletes the ones codec.PlanPrune drops and rewrites the oldest kept one;
-// p.revisions become the revisions the plan writes.
-func prune(w *wtx, st *statements, p *preparedItem, op string) error {
-	k := p.stored.Key()
+// oldest revisions, deletes the ones codec.PlanPrune drops and rewrites the oldest kept one,
+// which then ends the list; p.revisions become the revisions the plan writes. It reports
+// whether any stored revision is kept, for the write's first revision to follow.
+func prune(w *wtx, st *statements, p *preparedItem, op string, head int64) (bool, error) {
 	below := p.revs[0].Number
-	read := func(stmt *sql.Stmt, args ...any) ([]*gtc.Revision, error) {
-		rows, err := w.stmt(stmt).Query(args...)
+	var chain []chainLink // oldest first, all numbered below the write's
+	if head != 0 {
+		rows, err := w.stmt(st.revisionChain).Query(head)
+		if err != nil {
+			return false, wrapErr(op+" revisions", err)
+		}
+		for rows.Next() {
+			var l chainLink
+			if err := rows.Scan(&l.rid, &l.n); err != nil {
+				rows.Close()
+				return false, wrapErr(op+" revisions", err)
+			}
+			if l.n < below {
+				chain = append(chain, l)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return false, wrapErr(op+" revisions", err)
+		}
+	}
+	read := func(links []chainLink) ([]*gtc.Revision, error) {
+		if len(links) == 0 {
+			return nil, nil
+		}
+		ids := append(make([]byte, 0, 16*len(links)), '[')
+		for i, l := range links {
+			if i > 0 {
+				ids = append(ids, ',')
+			}
+			ids = strconv.AppendInt(ids, l.rid, 10)
+		}
+		rows, err := w.stmt(st.revisionDocs).Query(string(append(ids, ']')))
 		if err != nil {
 			return nil, wrapErr(op+" revisions", err)
 		}
@@ -159,40 +228,56 @@ func prune(w *wtx, st *statements, p *preparedItem, op string) error {
 		}
 		return out, nil
 	}
-	oldest, err := read(st.revisionOldest, k.DatasetName, k.ID, below, pruneLimit+1)
+	oldest, err := read(chain[:min(len(chain), pruneLimit+1)])
 	if err != nil {
-		return err
+		return false, err
 	}
 	later := func(n int64) ([]*gtc.Revision, error) {
-		return read(st.revisionBetween, k.DatasetName, k.ID, n, below)
+		i, _ := slices.BinarySearchFunc(chain, n+1, func(l chainLink, n int64) int { return cmp.Compare(l.n, n) })
+		return read(chain[i:])
 	}
 	plan, err := codec.PlanPrune(p.history, oldest, p.revs, []byte(p.doc), p.at, pruneLimit, later)
 	if err != nil {
-		return err
+		return false, err
+	}
+	ridOf := func(n int64) (int64, error) {
+		i, found := slices.BinarySearchFunc(chain, n, func(l chainLink, n int64) int { return cmp.Compare(l.n, n) })
+		if !found {
+			return 0, fmt.Errorf("sqlite: %s: %w: revision %d of %s is not in its list", op, gtc.ErrUnavailable, n, p.stored.Key())
+		}
+		return chain[i].rid, nil
 	}
 	for _, n := range plan.Delete {
-		if _, err := w.stmt(st.revisionDelete).Exec(k.DatasetName, k.ID, n); err != nil {
-			return wrapErr(op+" prune revisions", err)
+		rid, err := ridOf(n)
+		if err != nil {
+			return false, err
+		}
+		if _, err := w.stmt(st.revisionDelete).Exec(rid); err != nil {
+			return false, wrapErr(op+" prune revisions", err)
 		}
 	}
 	if plan.Rebased != nil {
+		rid, err := ridOf(plan.Rebased.Number)
+		if err != nil {
+			return false, err
+		}
 		b, err := codec.AppendRevision(nil, plan.Rebased)
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: revision of %s: %w", op, k, err)
+			return false, fmt.Errorf("sqlite: %s: revision of %s: %w", op, p.stored.Key(), err)
 		}
-		if _, err := w.stmt(st.revisionUpdate).Exec(string(b), k.DatasetName, k.ID, plan.Rebased.Number); err != nil {
-			return wrapErr(op+" prune revisions", err)
+		if _, err := w.stmt(st.revisionRebase).Exec(string(b), rid); err != nil {
+			return false, wrapErr(op+" prune revisions", err)
 		}
 	}
 	p.revisions = p.revisions[:0]
 	for _, r := range plan.Write {
 		b, err := codec.AppendRevision(nil, r)
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: revision of %s: %w", op, k, err)
+			return false, fmt.Errorf("sqlite: %s: revision of %s: %w", op, p.stored.Key(), err)
 		}
-		p.revisions = append(p.revisions, revisionRow{r.Number, b})
+		p.revisions = append(p.revisions, revisionRow{n: r.Number, doc: b})
 	}
-	return nil
+	return len(plan.Delete) < len(chain), nil
 }
 
 // columnArgs are the values of itemColumns.
@@ -271,12 +356,18 @@ func (is *itemStore) Create(ctx context.Context, it *gtc.Item) (*gtc.Item, error
 // and an existing (datasetName, id) makes its insert write nothing, so a duplicate fails
 // before anything is written.
 func insertItem(w *wtx, st *statements, p *preparedItem) error {
-	return insertItemAs(w, st, p, "create")
+	return insertItemAs(w, st, p, "create", 0)
 }
 
-// insertItemAs is insertItem for the store operation op, which names it in errors.
-func insertItemAs(w *wtx, st *statements, p *preparedItem, op string) error {
-	pk, err := insertItemRow(w, st, p, op)
+// insertItemAs is insertItem for the store operation op, which names it in errors. head is
+// the rowid of the newest revision the item already has (0: none), for a row that replaces
+// one of the same item.
+func insertItemAs(w *wtx, st *statements, p *preparedItem, op string, head int64) error {
+	head, err := planRevisions(w, st, p, op, head)
+	if err != nil {
+		return err
+	}
+	pk, err := insertItemRow(w, st, p, op, head)
 	if err != nil {
 		return err
 	}
@@ -285,16 +376,18 @@ func insertItemAs(w *wtx, st *statements, p *preparedItem, op string) error {
 	if err := rows.insert(w, st); err != nil {
 		return wrapErr(op+" tags", err)
 	}
-	return insertRevisions(w, st, p, op)
+	return insertRevisionRows(w, st, p, op)
 }
 
-// insertItemRow inserts the item's row and returns its pk. An existing (datasetName, id)
-// makes the insert write nothing and gives a *gtc.ConflictError.
-func insertItemRow(w *wtx, st *statements, p *preparedItem, op string) (int64, error) {
+// insertItemRow inserts the item's row, with head as its newest revision, and returns its
+// pk. An existing (datasetName, id) makes the insert write nothing and gives a
+// *gtc.ConflictError.
+func insertItemRow(w *wtx, st *statements, p *preparedItem, op string, head int64) (int64, error) {
 	k := p.stored.Key()
-	args := make([]any, 0, 17)
+	args := make([]any, 0, 18)
 	args = append(args, k.ID, k.DatasetName, k.Bucket)
 	args = append(args, p.columnArgs()...)
+	args = append(args, nullRID(head))
 	var pk int64
 	err := w.stmt(st.insertItem).QueryRow(args...).Scan(&pk)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -352,17 +445,22 @@ func (is *itemStore) Replace(ctx context.Context, prev, next *gtc.Item) (*gtc.It
 	oldTags, oldStatus := prev.Tags(), string(prev.Status)
 	err = is.s.write(ctx, "replace", func(w *wtx) error {
 		var cur storedColumns
-		err := w.stmt(st.currentOf).QueryRow(k.DatasetName, k.ID).Scan(
-			&cur.pk, &cur.bucket, &cur.etag, &cur.status, &cur.assignedTo, &cur.skAssigned, &cur.skTagCount, &cur.skReferences,
-			&cur.skReviewed, &cur.skUpdated, &cur.skHasAnswer, &cur.skRecent)
+		err := cur.scan(w.stmt(st.currentOf).QueryRow(k.DatasetName, k.ID))
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && cur.bucket != k.Bucket) {
 			return fmt.Errorf("sqlite: replace %s: %w", k, gtc.ErrNotFound)
 		}
 		if err != nil {
 			return wrapErr("replace", err)
 		}
+		if cur.etag != ifMatch {
+			return fmt.Errorf("sqlite: replace %s: %w", k, gtc.ErrPreconditionFailed)
+		}
+		head, err := planRevisions(w, st, p, "replace", cur.revHead.Int64)
+		if err != nil {
+			return err
+		}
 		mask := p.changes(cur)
-		res, err := w.stmt(st.update[mask]).Exec(p.updateArgs(mask, k, ifMatch)...)
+		res, err := w.stmt(st.update[mask]).Exec(p.updateArgs(mask, k, ifMatch, head)...)
 		if err != nil {
 			return wrapErr("replace", err)
 		}
@@ -377,7 +475,7 @@ func (is *itemStore) Replace(ctx context.Context, prev, next *gtc.Item) (*gtc.It
 		if err := syncTags(w, st, cur.pk, oldTags, oldStatus, p); err != nil {
 			return err
 		}
-		return insertRevisions(w, st, p, "replace")
+		return insertRevisionRows(w, st, p, "replace")
 	})
 	if err != nil {
 		return nil, err
@@ -393,6 +491,13 @@ type storedColumns struct {
 	skAssigned, skTagCount, skReferences string
 	skReviewed, skUpdated, skHasAnswer   string
 	skRecent                             string
+	revHead                              sql.NullInt64
+}
+
+// scan reads the row of currentOf.
+func (cur *storedColumns) scan(row *sql.Row) error {
+	return row.Scan(&cur.pk, &cur.bucket, &cur.etag, &cur.status, &cur.assignedTo, &cur.skAssigned, &cur.skTagCount,
+		&cur.skReferences, &cur.skReviewed, &cur.skUpdated, &cur.skHasAnswer, &cur.skRecent, &cur.revHead)
 }
 
 // changes returns the update variant that writes p over cur.
@@ -422,10 +527,10 @@ func (p *preparedItem) changes(cur storedColumns) int {
 }
 
 // updateArgs are the values of updateSQL(mask) for key k, conditional on ifMatch.
-func (p *preparedItem) updateArgs(mask int, k gtc.Key, ifMatch string) []any {
+func (p *preparedItem) updateArgs(mask int, k gtc.Key, ifMatch string, head int64) []any {
 	f := p.fields
-	args := make([]any, 0, 18)
-	args = append(args, p.stored.ETag, f.V, f.RefURLs, f.SearchText, p.doc)
+	args := make([]any, 0, 19)
+	args = append(args, p.stored.ETag, f.V, f.RefURLs, f.SearchText, p.doc, nullRID(head))
 	if mask&changesEdit != 0 {
 		args = append(args, f.SK.ReviewedAt, f.SK.UpdatedAt, f.SK.HasAnswer, f.SK.Recent)
 	}
@@ -533,6 +638,10 @@ func (is *itemStore) DeleteDataset(ctx context.Context, datasetName string) (gtc
 	var out gtc.DatasetDeletion
 	st := &is.s.stmts
 	err := is.s.write(ctx, "delete dataset", func(w *wtx) error {
+		// The revisions go first: they are found from the items' rows.
+		if _, err := w.stmt(st.deleteRevisionsOf).Exec(datasetName); err != nil {
+			return wrapErr("delete dataset revisions", err)
+		}
 		res, err := w.stmt(st.deleteItems).Exec(datasetName)
 		if err != nil {
 			return wrapErr("delete dataset items", err)
@@ -559,9 +668,6 @@ func (is *itemStore) DeleteDataset(ctx context.Context, datasetName string) (gtc
 		c, err := res.RowsAffected()
 		if err != nil {
 			return wrapErr("delete dataset curation", err)
-		}
-		if _, err := w.tx.Exec(`DELETE FROM item_revisions WHERE dataset_name = ?`, datasetName); err != nil {
-			return wrapErr("delete dataset revisions", err)
 		}
 		out = gtc.DatasetDeletion{Items: int(n), Curation: c > 0}
 		return nil

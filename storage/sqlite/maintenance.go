@@ -471,12 +471,10 @@ func (m *maintenance) ReplaceRaw(ctx context.Context, prev gtc.RawDoc, body map[
 		if taken {
 			// An item of the same (datasetName, id) fails the insert, which rolls the
 			// delete back with it.
-			return insertItemAs(w, st, p, op)
+			return insertItemAs(w, st, p, op, 0)
 		}
 		var cur storedColumns
-		err = w.stmt(st.currentOf).QueryRow(k.DatasetName, k.ID).Scan(
-			&cur.pk, &cur.bucket, &cur.etag, &cur.status, &cur.assignedTo, &cur.skAssigned, &cur.skTagCount, &cur.skReferences,
-			&cur.skReviewed, &cur.skUpdated, &cur.skHasAnswer, &cur.skRecent)
+		err = cur.scan(w.stmt(st.currentOf).QueryRow(k.DatasetName, k.ID))
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && (cur.bucket != k.Bucket || cur.etag != prev.ETag)) {
 			return notWritten(w, st, op, k)
 		}
@@ -489,8 +487,12 @@ func (m *maintenance) ReplaceRaw(ctx context.Context, prev gtc.RawDoc, body map[
 		if err != nil {
 			return err
 		}
+		head, err := planRevisions(w, st, p, op, cur.revHead.Int64)
+		if err != nil {
+			return err
+		}
 		mask := p.changes(cur)
-		res, err := w.stmt(st.update[mask]).Exec(p.updateArgs(mask, k, prev.ETag)...)
+		res, err := w.stmt(st.update[mask]).Exec(p.updateArgs(mask, k, prev.ETag, head)...)
 		if err != nil {
 			return wrapErr(op, err)
 		}
@@ -502,7 +504,7 @@ func (m *maintenance) ReplaceRaw(ctx context.Context, prev gtc.RawDoc, body map[
 		if err := syncTags(w, st, cur.pk, oldTags, cur.status, p); err != nil {
 			return err
 		}
-		return insertRevisions(w, st, p, op)
+		return insertRevisionRows(w, st, p, op)
 	})
 	if err != nil {
 		return gtc.RawDoc{}, err
@@ -535,7 +537,8 @@ func (m *maintenance) MoveRaw(ctx context.Context, prev gtc.RawDoc, body map[str
 		var bucket, etag string
 		var indexV int
 		var doc []byte
-		err := w.stmt(st.itemRow).QueryRow(k.DatasetName, k.ID).Scan(&pk, &bucket, &etag, &indexV, &doc)
+		var head sql.NullInt64
+		err := w.stmt(st.itemRow).QueryRow(k.DatasetName, k.ID).Scan(&pk, &bucket, &etag, &indexV, &doc, &head)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return wrapErr(op, err)
 		}
@@ -565,16 +568,18 @@ func (m *maintenance) MoveRaw(ctx context.Context, prev gtc.RawDoc, body map[str
 		if err != nil {
 			return err
 		}
+		var moved int64 // the newest revision of the item the move replaces
 		if !taken {
 			if !held || etag != prev.ETag {
 				return notWritten(w, st, op, old)
 			}
-			// prev is the item itself, at its old bucket.
+			// prev is the item itself, at its old bucket; its revisions stay its own.
 			if _, err := w.stmt(st.deleteItem).Exec(pk); err != nil {
 				return wrapErr(op, err)
 			}
+			moved = head.Int64
 		}
-		return insertItemAs(w, st, p, op)
+		return insertItemAs(w, st, p, op, moved)
 	})
 	if err != nil {
 		return gtc.RawDoc{}, err

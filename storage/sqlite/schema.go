@@ -20,11 +20,12 @@ var migrations = []func(ctx context.Context, tx *sql.Tx, env migrationEnv) error
 	migrateV3,
 	migrateV4,
 	migrateV5,
+	migrateV6,
 }
 
 // SchemaVersion is the schema version this build writes and understands: the number of
 // embedded migrations.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migrationEnv is what a migration may draw on besides the transaction.
 type migrationEnv struct {
@@ -273,6 +274,30 @@ CREATE UNIQUE INDEX item_revisions_by_item ON item_revisions (dataset_name, id, 
 
 func migrateV5(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
 	_, err := tx.ExecContext(ctx, schemaV5)
+	return err
+}
+
+// schemaV6 links each item's revisions into a list instead of indexing them by item: the
+// item row holds the rowid of its newest revision (rev_head) and each revision the rowid of
+// the one before it (prev; NULL for the oldest kept). A revision insert then only appends to
+// item_revisions, where the index put every write on a random page of its own. Reads walk
+// the list from the head, newest first; numbers strictly decrease along it.
+const schemaV6 = `
+ALTER TABLE items ADD COLUMN rev_head INTEGER;
+ALTER TABLE item_revisions ADD COLUMN prev INTEGER;
+UPDATE item_revisions SET prev = (
+  SELECT p.rid FROM item_revisions p
+  WHERE p.dataset_name = item_revisions.dataset_name AND p.id = item_revisions.id AND p.n < item_revisions.n
+  ORDER BY p.n DESC LIMIT 1);
+UPDATE items SET rev_head = (
+  SELECT r.rid FROM item_revisions r WHERE r.dataset_name = items.dataset_name AND r.id = items.id
+  ORDER BY r.n DESC LIMIT 1)
+WHERE EXISTS (SELECT 1 FROM item_revisions r WHERE r.dataset_name = items.dataset_name AND r.id = items.id);
+DROP INDEX item_revisions_by_item;
+`
+
+func migrateV6(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
+	_, err := tx.ExecContext(ctx, schemaV6)
 	return err
 }
 

@@ -28,8 +28,9 @@ type statements struct {
 	savepoint, release, rollbackTo                *sql.Stmt
 	keyOf, insertItem, currentOf                  *sql.Stmt
 	revisionInsert, revisionList, revisionGet     *sql.Stmt
-	revisionOldest, revisionBetween               *sql.Stmt
-	revisionDelete, revisionUpdate                *sql.Stmt
+	revisionChain, revisionDocs, revisionMaxRID   *sql.Stmt
+	revisionDelete, revisionRebase                *sql.Stmt
+	deleteRevisionsOf                             *sql.Stmt
 	update                                        [updateVariants]*sql.Stmt
 	insertTags, deleteTag, deleteTagsOf           *sql.Stmt
 	deleteItems, deleteCuration                   *sql.Stmt
@@ -75,9 +76,24 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	st.agentRunning = p(rdb, `SELECT doc FROM agent_operations WHERE status = 'running'
   ORDER BY started_at DESC, operation_id DESC`)
 
-	st.revisionList = p(rdb, `SELECT doc FROM item_revisions WHERE dataset_name = ? AND id = ? AND n < ?
-  ORDER BY n DESC LIMIT ?`)
-	st.revisionGet = p(rdb, `SELECT doc FROM item_revisions WHERE dataset_name = ? AND id = ? AND n = ?`)
+	// An item's revisions are a list from items.rev_head through item_revisions.prev (schemaV6),
+	// numbers strictly decreasing along it: each walk requires that, so none can loop. A list
+	// page walks down to the first revision below the cursor (?3) and stops once it has one
+	// more than the page (?4) holds.
+	st.revisionList = p(rdb, `WITH RECURSIVE chain(rid, n, prev, below) AS (
+    SELECT r.rid, r.n, r.prev, r.n < ?3 FROM items i JOIN item_revisions r ON r.rid = i.rev_head
+    WHERE i.dataset_name = ?1 AND i.id = ?2
+  UNION ALL
+    SELECT r.rid, r.n, r.prev, c.below + (r.n < ?3) FROM chain c JOIN item_revisions r ON r.rid = c.prev
+    WHERE c.below < ?4 AND r.n < c.n)
+  SELECT r.doc FROM chain c JOIN item_revisions r ON r.rid = c.rid WHERE c.n < ?3 ORDER BY c.n DESC LIMIT ?4`)
+	st.revisionGet = p(rdb, `WITH RECURSIVE chain(rid, n, prev) AS (
+    SELECT r.rid, r.n, r.prev FROM items i JOIN item_revisions r ON r.rid = i.rev_head
+    WHERE i.dataset_name = ?1 AND i.id = ?2
+  UNION ALL
+    SELECT r.rid, r.n, r.prev FROM chain c JOIN item_revisions r ON r.rid = c.prev
+    WHERE c.n > ?3 AND r.n < c.n)
+  SELECT r.doc FROM chain c JOIN item_revisions r ON r.rid = c.rid WHERE c.n = ?3`)
 
 	// Every store operation runs in a savepoint of its own (or is the whole transaction), and
 	// any error undoes it whole. So the writes that may fail a constraint say OR FAIL: SQLite
@@ -89,11 +105,11 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	st.keyOf = p(wdb, `SELECT bucket FROM items WHERE dataset_name = ? AND id = ?`)
 	// An existing (dataset_name, id) inserts nothing and returns no row; the caller then reads
 	// the existing item's bucket for the conflict.
-	st.insertItem = p(wdb, `INSERT OR FAIL INTO items (id, dataset_name, bucket, `+itemColumns+`)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	st.insertItem = p(wdb, `INSERT OR FAIL INTO items (id, dataset_name, bucket, `+itemColumns+`, rev_head)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (dataset_name, id) DO NOTHING RETURNING pk`)
 	st.currentOf = p(wdb, `SELECT pk, bucket, etag, status, assigned_to, sk_assigned, sk_tag_count, sk_references,
-  sk_reviewed, sk_updated, sk_has_answer, sk_recent
+  sk_reviewed, sk_updated, sk_has_answer, sk_recent, rev_head
   FROM items WHERE dataset_name = ? AND id = ?`)
 	for mask := range updateVariants {
 		st.update[mask] = p(wdb, updateSQL(mask))
@@ -105,13 +121,25 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	st.deleteTag = p(wdb, `DELETE FROM item_tags WHERE item_pk = ? AND tag = ?`)
 	st.deleteTagsOf = p(wdb, `DELETE FROM item_tags WHERE item_pk = ?`)
 	st.deleteItems = p(wdb, `DELETE FROM items WHERE dataset_name = ?`)
-	st.revisionOldest = p(wdb, `SELECT doc FROM item_revisions WHERE dataset_name = ? AND id = ? AND n < ?
-  ORDER BY n LIMIT ?`)
-	st.revisionBetween = p(wdb, `SELECT doc FROM item_revisions WHERE dataset_name = ? AND id = ? AND n > ? AND n < ?
-  ORDER BY n`)
-	st.revisionDelete = p(wdb, `DELETE FROM item_revisions WHERE dataset_name = ? AND id = ? AND n = ?`)
-	st.revisionUpdate = p(wdb, `UPDATE item_revisions SET doc = ? WHERE dataset_name = ? AND id = ? AND n = ?`)
-	st.revisionInsert = p(wdb, `INSERT OR FAIL INTO item_revisions (dataset_name, id, n, doc) VALUES (?, ?, ?, ?)`)
+	// The rowids and numbers of the list that starts at a revision, oldest first.
+	st.revisionChain = p(wdb, `WITH RECURSIVE chain(rid, n, prev) AS (
+    SELECT rid, n, prev FROM item_revisions WHERE rid = ?
+  UNION ALL
+    SELECT r.rid, r.n, r.prev FROM chain c JOIN item_revisions r ON r.rid = c.prev WHERE r.n < c.n)
+  SELECT rid, n FROM chain ORDER BY n`)
+	// The documents of the revisions whose rowids travel as one JSON array, oldest first.
+	st.revisionDocs = p(wdb, `SELECT doc FROM item_revisions WHERE rid IN (SELECT value FROM json_each(?)) ORDER BY n`)
+	st.revisionMaxRID = p(wdb, `SELECT coalesce(max(rid), 0) FROM item_revisions`)
+	st.revisionDelete = p(wdb, `DELETE FROM item_revisions WHERE rid = ?`)
+	// The oldest kept revision carries the item and ends the list.
+	st.revisionRebase = p(wdb, `UPDATE item_revisions SET doc = ?, prev = NULL WHERE rid = ?`)
+	st.revisionInsert = p(wdb, `INSERT OR FAIL INTO item_revisions (rid, dataset_name, id, n, prev, doc) VALUES (?, ?, ?, ?, ?, ?)`)
+	st.deleteRevisionsOf = p(wdb, `DELETE FROM item_revisions WHERE rid IN (
+  WITH RECURSIVE chain(rid, n, prev) AS (
+      SELECT r.rid, r.n, r.prev FROM items i JOIN item_revisions r ON r.rid = i.rev_head WHERE i.dataset_name = ?
+    UNION ALL
+      SELECT r.rid, r.n, r.prev FROM chain c JOIN item_revisions r ON r.rid = c.prev WHERE r.n < c.n)
+  SELECT rid FROM chain)`)
 	st.deleteCuration = p(wdb, `DELETE FROM curation_instructions WHERE dataset_name = ?`)
 	st.curationETag = p(wdb, `SELECT etag FROM curation_instructions WHERE dataset_name = ?`)
 	st.curationInsert = p(wdb, `INSERT INTO curation_instructions (dataset_name, etag, doc) VALUES (?, ?, ?)`)
@@ -126,7 +154,7 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	st.rawInsert = p(wdb, `INSERT INTO raw_items (dataset_name, id, bucket, etag, doc) VALUES (?, ?, ?, ?, ?)`)
 	st.rawTake = p(wdb, `DELETE FROM raw_items WHERE dataset_name = ? AND id = ? AND bucket = ? AND etag = ?`)
 	st.rawHeld = p(wdb, `SELECT EXISTS (SELECT 1 FROM raw_items WHERE dataset_name = ? AND id = ? AND bucket = ?)`)
-	st.itemRow = p(wdb, `SELECT pk, bucket, etag, index_v, doc FROM items WHERE dataset_name = ? AND id = ?`)
+	st.itemRow = p(wdb, `SELECT pk, bucket, etag, index_v, doc, rev_head FROM items WHERE dataset_name = ? AND id = ?`)
 	st.tagsOf = p(wdb, `SELECT tag FROM item_tags WHERE item_pk = ?`)
 	st.deleteItem = p(wdb, `DELETE FROM items WHERE pk = ?`)
 	st.markerPut = p(wdb, `INSERT INTO meta (key, value) VALUES ('`+markerKey+`', ?)
@@ -172,7 +200,7 @@ const (
 )
 
 // alwaysSet are the columns every Replace writes.
-var alwaysSet = []string{"etag", "index_v", "ref_urls", "search_text", "doc"}
+var alwaysSet = []string{"etag", "index_v", "ref_urls", "search_text", "doc", "rev_head"}
 
 func updateColumns(mask int) []string {
 	cols := slices.Clone(alwaysSet)

@@ -36,6 +36,26 @@ type writeOp struct {
 type wtx struct {
 	tx    *sql.Tx
 	stmts map[*sql.Stmt]*sql.Stmt
+	// lastRID is the largest rowid of item_revisions taken in this transaction (ridRead:
+	// read from the table, once).
+	lastRID int64
+	ridRead bool
+}
+
+// reserveRIDs returns the first of n consecutive new rowids of item_revisions. The writer
+// holds the database's only write transaction, so the largest rowid, read once in it, stays
+// the largest but for the ones reserved here; an operation undone leaves a gap, never a
+// rowid taken twice.
+func (w *wtx) reserveRIDs(st *statements, n int) (int64, error) {
+	if !w.ridRead {
+		if err := w.stmt(st.revisionMaxRID).QueryRow().Scan(&w.lastRID); err != nil {
+			return 0, err
+		}
+		w.ridRead = true
+	}
+	first := w.lastRID + 1
+	w.lastRID += int64(n)
+	return first, nil
 }
 
 // stmt returns st bound to the write transaction; database/sql reuses the statement
