@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,4 +140,88 @@ func TestSchemaV6LinksTheRevisionsOfAVersion5Store(t *testing.T) {
 	var rows int
 	require.NoError(t, s.rdb.QueryRow(`SELECT count(*) FROM item_revisions WHERE dataset_name = 'ds' AND id = ?`, id).Scan(&rows))
 	assert.Equal(t, 4, rows, "the pruned revisions are deleted, not only unlinked")
+}
+
+// A page after a cursor walks on from the cursor's revision. Whatever the cursor, a number
+// alone, one whose revision has been pruned since, or one naming another item's revision,
+// the page is the same as the listing from the newest gives.
+func TestRevisionCursorsGiveTheSamePages(t *testing.T) {
+	ctx := context.Background()
+	clock := testClock()
+	s := openTest(t, Options{Path: filepath.Join(t.TempDir(), "gtc.db"), Clock: clock, History: gtc.HistoryOptions{MaxRevisions: 20}})
+	t.Cleanup(func() { _ = s.Close() })
+	cur := map[string]*gtc.Item{}
+	for _, id := range []string{"a", "b"} {
+		it := gtc.NewItem("ds", id)
+		it.Bucket = gtc.DeriveBucket("ds", id)
+		c, err := s.Items().Create(ctx, it)
+		require.NoError(t, err)
+		cur[id] = c
+	}
+	edit := func(id string) {
+		t.Helper()
+		next := *cur[id]
+		next.Comment += "."
+		c, err := s.Items().Replace(ctx, cur[id], &next)
+		require.NoError(t, err)
+		cur[id] = c
+	}
+	for range 16 { // interleaved, so neither item's revisions are adjacent rows
+		edit("a")
+		edit("b")
+	}
+	numbersOf := func(page gtc.RevisionPage) []int64 {
+		var ns []int64
+		for _, r := range page.Revisions {
+			ns = append(ns, r.Number)
+		}
+		return ns
+	}
+	list := func(id, cursor string, limit int) gtc.RevisionPage {
+		t.Helper()
+		page, err := s.Revisions().List(ctx, "ds", id, cursor, limit)
+		require.NoError(t, err, "cursor %q", cursor)
+		return page
+	}
+	all := numbersOf(list("a", "", 100))
+	require.Len(t, all, 17)
+
+	var paged []int64
+	cursors := []string{}
+	for cursor := ""; ; {
+		page := list("a", cursor, 5)
+		paged = append(paged, numbersOf(page)...)
+		if page.Next == "" {
+			break
+		}
+		cursor = page.Next
+		cursors = append(cursors, cursor)
+	}
+	assert.Equal(t, all, paged, "pages of five, one after the other")
+	require.Len(t, cursors, 3)
+
+	num, _, ok := strings.Cut(cursors[0], ".")
+	require.True(t, ok, "a cursor names its revision's rowid: %q", cursors[0])
+	assert.Equal(t, numbersOf(list("a", cursors[0], 5)), numbersOf(list("a", num, 5)), "the number alone")
+	nextB := list("b", "", 5).Next
+	require.True(t, strings.HasPrefix(nextB, num+"."), "%s, %s", nextB, num)
+	_, ridB, _ := strings.Cut(nextB, ".")
+	// b's revision of the same number: the page is a's all the same (ETags tell them apart).
+	assert.Equal(t, list("a", num, 5).Revisions, list("a", num+"."+ridB, 5).Revisions, "another item's rowid")
+
+	// Six more edits with at most 20 revisions keep revisions 4 to 23: the revision of the
+	// last cursor (3) is pruned, and with it every one older.
+	last := cursors[2]
+	require.True(t, strings.HasPrefix(last, "3."), last)
+	for range 6 {
+		edit("a")
+	}
+	require.Len(t, list("a", "", 100).Revisions, 20)
+	assert.Equal(t, gtc.RevisionPage{}, list("a", last, 5), "a cursor whose revision was pruned: nothing older is left")
+	assert.Equal(t, []int64{7, 6, 5, 4}, numbersOf(list("a", cursors[1], 5)), "the cursor before it still reads")
+
+	for _, bad := range []string{"abc", "0", "3.", "3.x", "3.0", "-1.4", ".5"} {
+		_, err := s.Revisions().List(ctx, "ds", "a", bad, 5)
+		assert.ErrorIs(t, err, gtc.ErrInvalidArgument, "cursor %q", bad)
+	}
 }

@@ -28,6 +28,7 @@ type statements struct {
 	savepoint, release, rollbackTo                *sql.Stmt
 	keyOf, insertItem, currentOf                  *sql.Stmt
 	revisionInsert, revisionList, revisionGet     *sql.Stmt
+	revisionListAfter                             *sql.Stmt
 	revisionChain, revisionDocs, revisionMaxRID   *sql.Stmt
 	revisionDelete, revisionRebase                *sql.Stmt
 	deleteRevisionsOf                             *sql.Stmt
@@ -86,7 +87,15 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
   UNION ALL
     SELECT r.rid, r.n, r.prev, c.below + (r.n < ?3) FROM chain c JOIN item_revisions r ON r.rid = c.prev
     WHERE c.below < ?4 AND r.n < c.n)
-  SELECT r.doc FROM chain c JOIN item_revisions r ON r.rid = c.rid WHERE c.n < ?3 ORDER BY c.n DESC LIMIT ?4`)
+  SELECT c.rid, r.doc FROM chain c JOIN item_revisions r ON r.rid = c.rid WHERE c.n < ?3 ORDER BY c.n DESC LIMIT ?4`)
+	// The page after a cursor that names its revision's rowid (?3) walks on from there: the
+	// first row is that revision itself (no document), if it is still the item's number ?4.
+	st.revisionListAfter = p(rdb, `WITH RECURSIVE chain(rid, n, prev, k) AS (
+    SELECT rid, n, prev, 0 FROM item_revisions WHERE rid = ?3 AND dataset_name = ?1 AND id = ?2 AND n = ?4
+  UNION ALL
+    SELECT r.rid, r.n, r.prev, c.k + 1 FROM chain c JOIN item_revisions r ON r.rid = c.prev
+    WHERE c.k < ?5 AND r.n < c.n)
+  SELECT c.rid, CASE WHEN c.k > 0 THEN r.doc END FROM chain c JOIN item_revisions r ON r.rid = c.rid ORDER BY c.k`)
 	st.revisionGet = p(rdb, `WITH RECURSIVE chain(rid, n, prev) AS (
     SELECT r.rid, r.n, r.prev FROM items i JOIN item_revisions r ON r.rid = i.rev_head
     WHERE i.dataset_name = ?1 AND i.id = ?2
