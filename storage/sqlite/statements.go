@@ -80,22 +80,22 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	// An item's revisions are a list from items.rev_head through item_revisions.prev (schemaV6),
 	// numbers strictly decreasing along it: each walk requires that, so none can loop. A list
 	// page walks down to the first revision below the cursor (?3) and stops once it has one
-	// more than the page (?4) holds.
-	st.revisionList = p(rdb, `WITH RECURSIVE chain(rid, n, prev, below) AS (
-    SELECT r.rid, r.n, r.prev, r.n < ?3 FROM items i JOIN item_revisions r ON r.rid = i.rev_head
+	// more than the page (?4) holds; the walk carries the documents, one read of each row.
+	st.revisionList = p(rdb, `WITH RECURSIVE chain(rid, n, prev, below, doc) AS (
+    SELECT r.rid, r.n, r.prev, r.n < ?3, r.doc FROM items i JOIN item_revisions r ON r.rid = i.rev_head
     WHERE i.dataset_name = ?1 AND i.id = ?2
   UNION ALL
-    SELECT r.rid, r.n, r.prev, c.below + (r.n < ?3) FROM chain c JOIN item_revisions r ON r.rid = c.prev
+    SELECT r.rid, r.n, r.prev, c.below + (r.n < ?3), r.doc FROM chain c JOIN item_revisions r ON r.rid = c.prev
     WHERE c.below < ?4 AND r.n < c.n)
-  SELECT c.rid, r.doc FROM chain c JOIN item_revisions r ON r.rid = c.rid WHERE c.n < ?3 ORDER BY c.n DESC LIMIT ?4`)
+  SELECT rid, doc FROM chain WHERE n < ?3 ORDER BY n DESC LIMIT ?4`)
 	// The page after a cursor that names its revision's rowid (?3) walks on from there: the
 	// first row is that revision itself (no document), if it is still the item's number ?4.
-	st.revisionListAfter = p(rdb, `WITH RECURSIVE chain(rid, n, prev, k) AS (
-    SELECT rid, n, prev, 0 FROM item_revisions WHERE rid = ?3 AND dataset_name = ?1 AND id = ?2 AND n = ?4
+	st.revisionListAfter = p(rdb, `WITH RECURSIVE chain(rid, n, prev, k, doc) AS (
+    SELECT rid, n, prev, 0, NULL FROM item_revisions WHERE rid = ?3 AND dataset_name = ?1 AND id = ?2 AND n = ?4
   UNION ALL
-    SELECT r.rid, r.n, r.prev, c.k + 1 FROM chain c JOIN item_revisions r ON r.rid = c.prev
+    SELECT r.rid, r.n, r.prev, c.k + 1, r.doc FROM chain c JOIN item_revisions r ON r.rid = c.prev
     WHERE c.k < ?5 AND r.n < c.n)
-  SELECT c.rid, CASE WHEN c.k > 0 THEN r.doc END FROM chain c JOIN item_revisions r ON r.rid = c.rid ORDER BY c.k`)
+  SELECT rid, doc FROM chain ORDER BY k`)
 	st.revisionGet = p(rdb, `WITH RECURSIVE chain(rid, n, prev) AS (
     SELECT r.rid, r.n, r.prev FROM items i JOIN item_revisions r ON r.rid = i.rev_head
     WHERE i.dataset_name = ?1 AND i.id = ?2
