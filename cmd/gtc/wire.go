@@ -243,7 +243,7 @@ func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger, maintenan
 	if err != nil {
 		return nil, err
 	}
-	st, err := a.openStore(ctx)
+	st, err := a.openStore(ctx, !maintenance)
 	if err != nil {
 		_ = a.Close()
 		return nil, err
@@ -325,8 +325,9 @@ func newTagEngine(cfg *config.Config, log *slog.Logger) (*tagEngine, error) {
 }
 
 // openStore opens the item store of GTC_REPO_BACKEND and logs one line naming it. A store
-// that cannot be opened is fatal (exit 3) with the store's own message.
-func (a *app) openStore(ctx context.Context) (gtc.Store, error) {
+// that cannot be opened is fatal (exit 3) with the store's own message. A server (serving)
+// on SQLite claims the database and warns when another server already holds it.
+func (a *app) openStore(ctx context.Context, serving bool) (gtc.Store, error) {
 	cfg, log := a.cfg, a.log
 	if cfg.RepoBackend != cosmos.Backend {
 		st, err := sqlite.Open(ctx, sqlite.Options{
@@ -342,6 +343,15 @@ func (a *app) openStore(ctx context.Context) (gtc.Store, error) {
 			return nil, fatal(fmt.Errorf("open the SQLite store at %s: %w", cfg.SQLitePath(), err))
 		}
 		log.Info("item store is SQLite", "backend", st.Backend(), "database", cfg.SQLitePath())
+		if serving {
+			switch alone, lockFile, err := st.ClaimServe(); {
+			case err != nil:
+				log.Warn("could not check for another server on this database", "database", cfg.SQLitePath(), "err", err)
+			case !alone:
+				log.Warn("another gtc server already serves this database: SQLite serves one process, and each server keeps its own agent previews, tag-operation locks and jobs; run one replica, or use Cosmos DB (GTC_REPO_BACKEND=cosmos) for several",
+					"database", cfg.SQLitePath(), "lockFile", lockFile)
+			}
+		}
 		return st, nil
 	}
 	opts := cosmosOptions(cfg)

@@ -73,6 +73,8 @@ type Store struct {
 	log     *slog.Logger
 	clock   gtc.Clock
 	history gtc.HistoryOptions
+	// serveClaim holds the lock of ClaimServe until Close.
+	serveClaim *os.File
 
 	wdb *sql.DB // one connection; every write
 	rdb *sql.DB // query_only readers; the same pool as wdb for :memory:
@@ -341,6 +343,9 @@ func (s *Store) Close() error {
 			}
 		}
 		errs = append(errs, s.wdb.Close())
+		if s.serveClaim != nil {
+			_ = s.serveClaim.Close() // releases the lock
+		}
 		if err := errors.Join(errs...); err != nil {
 			s.closeErr = fmt.Errorf("sqlite: close: %w", err)
 		}
