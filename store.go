@@ -88,6 +88,8 @@ type Store interface {
 	AgentOperations() AgentOperationStore
 	// Revisions are the items' revisions, which Items' writes record.
 	Revisions() RevisionStore
+	// Leases are the claims the servers of the store hold while they work (lease.go).
+	Leases() LeaseStore
 	// Status reports the backend, the index and registry state and the pending-migration
 	// estimate.
 	Status(ctx context.Context) (StoreStatus, error)

@@ -367,3 +367,36 @@ func (s revisions) Get(ctx context.Context, datasetName, id string, n int64) (*g
 	c.end(err)
 	return r, err
 }
+
+type leases struct {
+	inner gtc.LeaseStore
+	o     *obs
+}
+
+func (s leases) Acquire(ctx context.Context, name, holder string, ttl time.Duration) (gtc.Lease, error) {
+	ctx, c := s.o.start(ctx, "leases.Acquire")
+	l, err := s.inner.Acquire(ctx, name, holder, ttl)
+	c.end(err)
+	return l, err
+}
+
+func (s leases) Renew(ctx context.Context, l gtc.Lease, ttl time.Duration) (gtc.Lease, error) {
+	ctx, c := s.o.start(ctx, "leases.Renew")
+	out, err := s.inner.Renew(ctx, l, ttl)
+	c.end(err)
+	return out, err
+}
+
+func (s leases) Release(ctx context.Context, l gtc.Lease) error {
+	ctx, c := s.o.start(ctx, "leases.Release")
+	err := s.inner.Release(ctx, l)
+	c.end(err)
+	return err
+}
+
+func (s leases) Get(ctx context.Context, name string) (gtc.Lease, error) {
+	ctx, c := s.o.start(ctx, "leases.Get")
+	l, err := s.inner.Get(ctx, name)
+	c.end(err)
+	return l, err
+}

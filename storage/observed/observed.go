@@ -145,6 +145,7 @@ func Wrap(s gtc.Store, rec Recorder, opts ...Option) gtc.Store {
 		maint:    maintenance{inner: s.Maintenance(), o: o},
 		agentOps: agentOps{inner: s.AgentOperations(), o: o},
 		revs:     revisions{inner: s.Revisions(), o: o},
+		leases:   leases{inner: s.Leases(), o: o},
 	}
 	base := items{inner: s.Items(), o: o}
 	sampler, samples := s.Items().(gtc.EligibleSampler)
@@ -183,6 +184,7 @@ type store struct {
 	maint    maintenance
 	agentOps agentOps
 	revs     revisions
+	leases   leases
 }
 
 // Unwrap returns the store being observed.
@@ -195,6 +197,7 @@ func (s *store) TagDefinitions() gtc.TagDefinitionStore   { return s.defs }
 func (s *store) Maintenance() gtc.Maintenance             { return s.maint }
 func (s *store) AgentOperations() gtc.AgentOperationStore { return s.agentOps }
 func (s *store) Revisions() gtc.RevisionStore             { return s.revs }
+func (s *store) Leases() gtc.LeaseStore                   { return s.leases }
 func (s *store) Backend() string                          { return s.inner.Backend() }
 func (s *store) Close() error                             { return s.inner.Close() }
 

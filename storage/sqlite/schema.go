@@ -21,11 +21,12 @@ var migrations = []func(ctx context.Context, tx *sql.Tx, env migrationEnv) error
 	migrateV4,
 	migrateV5,
 	migrateV6,
+	migrateV7,
 }
 
 // SchemaVersion is the schema version this build writes and understands: the number of
 // embedded migrations.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // migrationEnv is what a migration may draw on besides the transaction.
 type migrationEnv struct {
@@ -298,6 +299,21 @@ DROP INDEX item_revisions_by_item;
 
 func migrateV6(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
 	_, err := tx.ExecContext(ctx, schemaV6)
+	return err
+}
+
+// schemaV7 keeps the leases of gtc.LeaseStore; expires is in Unix microseconds.
+const schemaV7 = `
+CREATE TABLE leases (
+  name    TEXT PRIMARY KEY,
+  holder  TEXT NOT NULL,
+  expires INTEGER NOT NULL,
+  etag    TEXT NOT NULL
+) WITHOUT ROWID;
+`
+
+func migrateV7(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
+	_, err := tx.ExecContext(ctx, schemaV7)
 	return err
 }
 

@@ -98,6 +98,7 @@ func Run(t *testing.T, h Harness) {
 		{"Maintenance", s.maintenanceTests()},
 		{"Revisions", s.revisionTests()},
 		{"Retention", s.retentionTests()},
+		{"Leases", s.leaseTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
