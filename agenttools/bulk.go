@@ -37,20 +37,25 @@ type BulkOptions struct {
 	WriteRoles       []string      // GTC_AGENT_WRITE_ROLES; empty = any caller
 	// ShutdownGrace is how long running executions may go on after Close (30 s).
 	ShutdownGrace time.Duration
+	// LeaseTTL is how long an execution's tag locks last without renewal (30 s); the
+	// execution renews them every third of it.
+	LeaseTTL time.Duration
 }
 
 // DefaultBulkOptions are the defaults of the GTC_AGENT_* settings.
 func DefaultBulkOptions() BulkOptions {
 	return BulkOptions{MaxItems: 10000, PreviewTTL: 15 * time.Minute, CacheSize: 256, CacheItems: 200000, PerUser: 16,
 		WritesPerSecond: 50, MaxConcurrentOps: 4, WriteRetries: 3, ToolTimeout: 30 * time.Second, ExecWait: 60 * time.Second,
-		ShutdownGrace: 30 * time.Second}
+		ShutdownGrace: 30 * time.Second, LeaseTTL: 30 * time.Second}
 }
 
 // BulkDeps are what the bulk tag operations use.
 type BulkDeps struct {
-	Items    gtc.ItemStore
-	Saver    TagSaver
-	Audit    gtc.AgentOperationStore
+	Items gtc.ItemStore
+	Saver TagSaver
+	Audit gtc.AgentOperationStore
+	// Leases hold the executions' tag locks, where every server of the store sees them.
+	Leases   gtc.LeaseStore
 	Pipeline *tagging.Pipeline
 	// Known returns the tag vocabulary (the manual-tag providers).
 	Known func(ctx context.Context) ([]string, error)
@@ -69,6 +74,7 @@ type Bulk struct {
 	items          gtc.ItemStore
 	saver          TagSaver
 	audit          gtc.AgentOperationStore
+	leases         gtc.LeaseStore
 	pipe           *tagging.Pipeline
 	reg            *tagging.Registry
 	known          func(ctx context.Context) ([]string, error)
@@ -85,7 +91,6 @@ type Bulk struct {
 	previews *previewCache
 	running  map[string]*execution // by operation id
 	byCaller map[string]string     // caller → running operation id
-	tagLocks map[string]string     // tag → running operation id
 	closed   bool
 
 	limiter *tokenBucket
@@ -105,7 +110,7 @@ func NewBulk(d BulkDeps, o BulkOptions) *Bulk {
 		}
 	}
 	for _, x := range []struct{ v, def *time.Duration }{{&o.PreviewTTL, &def.PreviewTTL}, {&o.ToolTimeout, &def.ToolTimeout},
-		{&o.ExecWait, &def.ExecWait}, {&o.ShutdownGrace, &def.ShutdownGrace}} {
+		{&o.ExecWait, &def.ExecWait}, {&o.ShutdownGrace, &def.ShutdownGrace}, {&o.LeaseTTL, &def.LeaseTTL}} {
 		if *x.v <= 0 {
 			*x.v = *x.def
 		}
@@ -135,11 +140,11 @@ func NewBulk(d BulkDeps, o BulkOptions) *Bulk {
 		groups[strings.TrimSuffix(p, ":")] = true
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Bulk{items: d.Items, saver: d.Saver, audit: d.Audit, pipe: d.Pipeline, reg: reg, known: d.Known,
+	return &Bulk{items: d.Items, saver: d.Saver, audit: d.Audit, leases: d.Leases, pipe: d.Pipeline, reg: reg, known: d.Known,
 		clock: d.Clock, sleep: d.Sleep, log: d.Log, opts: o, computedGroups: groups, entropy: ulid.Monotonic(d.Entropy, 0),
 		previews: newPreviewCache(o.CacheSize, o.CacheItems, o.PerUser), running: map[string]*execution{},
-		byCaller: map[string]string{}, tagLocks: map[string]string{},
-		limiter: newTokenBucket(o.WritesPerSecond, d.Clock, d.Sleep), baseCtx: ctx, cancel: cancel}
+		byCaller: map[string]string{},
+		limiter:  newTokenBucket(o.WritesPerSecond, d.Clock, d.Sleep), baseCtx: ctx, cancel: cancel}
 }
 
 func realSleep(ctx context.Context, d time.Duration) error {
@@ -225,7 +230,7 @@ func (b *Bulk) ManageTags(ctx context.Context, call ToolCall, args map[string]an
 			p.notes = append(p.notes, "Note: '"+t+"' is not in the tag vocabulary (new tag).")
 		}
 	}
-	return b.storePreview(call, p)
+	return b.storePreview(ctx, call, p)
 }
 
 // UndoTagOperation is the undo_tag_operation tool.
@@ -244,7 +249,7 @@ func (b *Bulk) UndoTagOperation(ctx context.Context, call ToolCall, args map[str
 	if err != nil {
 		return b.planFailure(rctx, err)
 	}
-	return b.storePreview(call, p)
+	return b.storePreview(ctx, call, p)
 }
 
 // undoTarget reads the operation an undo names and applies the undo checks, in order.
@@ -278,7 +283,7 @@ func (b *Bulk) undoTarget(ctx context.Context, call ToolCall, id string) (*gtc.A
 }
 
 // storePreview keeps a preview of p (unless it changes nothing) and answers it.
-func (b *Bulk) storePreview(call ToolCall, p *plan) ToolResult {
+func (b *Bulk) storePreview(ctx context.Context, call ToolCall, p *plan) ToolResult {
 	now := b.now()
 	var pv *preview
 	if len(p.changes) > 0 {
@@ -286,31 +291,12 @@ func (b *Bulk) storePreview(call ToolCall, p *plan) ToolResult {
 			createdAt: now, expiresAt: now.Add(b.opts.PreviewTTL), state: previewOpen}
 		b.mu.Lock()
 		b.previews.put(pv)
-		running := b.lockHolderLocked(p.args)
 		b.mu.Unlock()
-		if running != "" {
+		if running := b.lockHolder(ctx, lockNames(p.args)); running != "" {
 			p.notes = append(p.notes, "Warning: operation "+running+" on the same tag is running now; an execution will wait for it (TAG_BUSY).")
 		}
 	}
 	return previewResult(p, pv)
-}
-
-// lockHolderLocked returns a running operation holding one of a's tags, or "".
-func (b *Bulk) lockHolderLocked(a opArgs) string {
-	for _, t := range b.lockTags(a) {
-		if op := b.tagLocks[t]; op != "" {
-			return op
-		}
-	}
-	return ""
-}
-
-// lockTags are the tags an execution of a locks: its own, or for an undo the target's.
-func (b *Bulk) lockTags(a opArgs) []string {
-	if a.Operation == gtc.AgentKindUndo {
-		return []string{"\x00undo:" + a.OperationID}
-	}
-	return a.tags()
 }
 
 func (b *Bulk) planFailure(ctx context.Context, err error) ToolResult {

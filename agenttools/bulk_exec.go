@@ -27,8 +27,11 @@ type execution struct {
 	plan    *plan
 	entries []gtc.AgentOpItem
 	done    chan struct{}
+	// stopBeat ends the heartbeat that renews leases; beatDone closes when it has ended.
+	stopBeat, beatDone chan struct{}
 
 	mu        sync.Mutex
+	leases    []gtc.Lease // its tag locks (bulk_leases.go)
 	processed int
 	counts    gtc.AgentOpCounts
 	failures  int    // failed items in a row
@@ -126,12 +129,6 @@ func (b *Bulk) execute(ctx context.Context, call ToolCall, a opArgs) ToolResult 
 		b.mu.Unlock()
 		return ToolFailure(CodeBusy, "Not executed: the server is running as many tag operations as it allows; try again shortly. The preview stays valid.", nil)
 	}
-	if holder := b.lockHolderLocked(a); holder != "" {
-		actor := b.running[holder].op.Actor
-		b.mu.Unlock()
-		return ToolFailure(CodeTagBusy, "Not executed: operation "+holder+" by "+actor+" is changing the same tag; try again when it has finished. The preview stays valid.",
-			map[string]any{"operationId": holder, "actor": actor})
-	}
 	p := pv.plan
 	opID := b.newID("op_")
 	pv.state, pv.opID = previewConsumed, opID
@@ -148,15 +145,28 @@ func (b *Bulk) execute(ctx context.Context, call ToolCall, a opArgs) ToolResult 
 		op.UndoOf = &a.OperationID
 		op.Tags = p.target.Tags
 	}
-	ex := &execution{op: op, plan: p, done: make(chan struct{}), outcome: gtc.AgentOpCompleted}
+	ex := &execution{op: op, plan: p, done: make(chan struct{}), stopBeat: make(chan struct{}), beatDone: make(chan struct{}),
+		outcome: gtc.AgentOpCompleted}
 	b.running[opID] = ex
 	b.byCaller[op.Actor] = opID
-	for _, t := range b.lockTags(a) {
-		b.tagLocks[t] = opID
-	}
 	b.wg.Add(1)
 	b.mu.Unlock()
 
+	leases, holder, err := b.takeLocks(context.WithoutCancel(ctx), opID, lockNames(a))
+	if err != nil {
+		b.release(ex, pv, true)
+		return b.internal(ctx, "lock the tags", err, false)
+	}
+	if holder != "" {
+		b.release(ex, pv, true)
+		actor := "another user"
+		if other, err := b.audit.Get(ctx, holder); err == nil {
+			actor = other.Actor
+		}
+		return ToolFailure(CodeTagBusy, "Not executed: operation "+holder+" by "+actor+" is changing the same tag; try again when it has finished. The preview stays valid.",
+			map[string]any{"operationId": holder, "actor": actor})
+	}
+	ex.leases = leases
 	if err := b.begin(ctx, op); err != nil {
 		b.release(ex, pv, true)
 		if errors.Is(err, gtc.ErrConflict) {
@@ -164,6 +174,7 @@ func (b *Bulk) execute(ctx context.Context, call ToolCall, a opArgs) ToolResult 
 		}
 		return b.internal(ctx, "start the operation", err, false)
 	}
+	go b.heartbeat(ex)
 	go b.run(ex)
 	return b.await(ctx, ex)
 }
@@ -198,16 +209,16 @@ func (b *Bulk) await(ctx context.Context, ex *execution) ToolResult {
 // release frees the slots and locks of ex; reopen puts its preview back when it did not
 // start.
 func (b *Bulk) release(ex *execution, pv *preview, reopen bool) {
+	ex.mu.Lock()
+	leases := ex.leases
+	ex.leases = nil
+	ex.mu.Unlock()
+	b.dropLocks(leases)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.running, ex.op.OperationID)
 	if b.byCaller[ex.op.Actor] == ex.op.OperationID {
 		delete(b.byCaller, ex.op.Actor)
-	}
-	for t, id := range b.tagLocks {
-		if id == ex.op.OperationID {
-			delete(b.tagLocks, t)
-		}
 	}
 	if reopen && pv != nil {
 		pv.state, pv.opID = previewOpen, ""
@@ -275,6 +286,8 @@ func (b *Bulk) run(ex *execution) {
 		"status", outcome, "planned", ex.counts.Planned, "applied", ex.counts.Applied, "skipped_changed", ex.counts.SkippedChanged,
 		"skipped_conflict", ex.counts.SkippedConflict, "skipped_missing", ex.counts.SkippedMissing, "failed", ex.counts.Failed,
 		"not_attempted", ex.counts.NotAttempted)
+	close(ex.stopBeat)
+	<-ex.beatDone
 	b.release(ex, nil, false)
 	close(ex.done)
 }

@@ -222,7 +222,7 @@ func newBulkEnv(t *testing.T, opts BulkOptions) *bulkEnv {
 	if opts.WritesPerSecond == 0 {
 		opts.WritesPerSecond = 1_000_000
 	}
-	e.bulk = NewBulk(BulkDeps{Items: readOnlyItems{st.Items()}, Saver: e.saver, Audit: e.audit, Pipeline: pipe, Clock: clock,
+	e.bulk = NewBulk(BulkDeps{Items: readOnlyItems{st.Items()}, Saver: e.saver, Audit: e.audit, Leases: st.Leases(), Pipeline: pipe, Clock: clock,
 		Known: func(context.Context) ([]string, error) { return e.known, nil },
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			e.sleepMu.Lock()

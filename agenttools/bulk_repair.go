@@ -9,11 +9,13 @@ import (
 	"github.com/gtc-dev/gtc"
 )
 
-// Repair finishes the operations a crash left running: a journaled
-// item whose manual tags equal the planned tags and whose ETag moved on since the preview
-// counts as applied, every other unfinished one as not attempted, and the operation
-// becomes interrupted. Run it at startup, before executions are served. It returns how
-// many operations it repaired.
+// Repair finishes the operations left running by a server that is gone: one whose locks
+// no server holds any more (its leases expired or were never taken). A journaled item whose
+// manual tags equal the planned tags and whose ETag moved on since the preview counts as
+// applied, every other unfinished one as not attempted, and the operation becomes
+// interrupted. Run it at startup, before executions are served, and then every
+// RepairEvery: a server killed mid-execution is reported within BulkOptions.LeaseTTL +
+// RepairEvery (a minute by default) by whichever server repairs first. It returns how many operations it repaired.
 func (b *Bulk) Repair(ctx context.Context) (int, error) {
 	ops, err := b.audit.Running(ctx)
 	if err != nil {
@@ -24,7 +26,7 @@ func (b *Bulk) Repair(ctx context.Context) (int, error) {
 		b.mu.Lock()
 		_, live := b.running[op.OperationID]
 		b.mu.Unlock()
-		if live {
+		if live || b.holdsLock(ctx, op) {
 			continue
 		}
 		if err := b.repairOne(ctx, op); err != nil {
@@ -33,6 +35,25 @@ func (b *Bulk) Repair(ctx context.Context) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// RepairEvery is how often a server repairs the operations other servers left running.
+const RepairEvery = 30 * time.Second
+
+// holdsLock reports whether op's execution still holds a live lease: its server is running
+// it. A lease that cannot be read counts as held, so an outage never repairs a live run.
+func (b *Bulk) holdsLock(ctx context.Context, op *gtc.AgentOperation) bool {
+	for _, n := range opLockNames(op) {
+		l, err := b.leases.Get(ctx, n)
+		switch {
+		case errors.Is(err, gtc.ErrNotFound):
+		case err != nil:
+			return true
+		case l.Holder == op.OperationID && l.LiveAt(b.leaseClock()):
+			return true
+		}
+	}
+	return false
 }
 
 func (b *Bulk) repairOne(ctx context.Context, op *gtc.AgentOperation) error {

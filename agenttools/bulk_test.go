@@ -696,7 +696,7 @@ func (slowItems) QueryAll(ctx context.Context, _ gtc.Query) iter.Seq2[*gtc.Item,
 func TestSlowStorePreviewTimesOut(t *testing.T) {
 	e := newBulkEnv(t, BulkOptions{})
 	e.add("ds", "a", "q", "topic:old")
-	slow := NewBulk(BulkDeps{Items: slowItems{readOnlyItems{e.store.Items()}}, Saver: e.saver, Audit: e.audit, Pipeline: e.pipe,
+	slow := NewBulk(BulkDeps{Items: slowItems{readOnlyItems{e.store.Items()}}, Saver: e.saver, Audit: e.audit, Leases: e.store.Leases(), Pipeline: e.pipe,
 		Clock: e.clock, Known: func(context.Context) ([]string, error) { return e.known, nil }},
 		BulkOptions{ToolTimeout: 50 * time.Millisecond})
 	t.Cleanup(func() { slow.Close(bg) })

@@ -20,7 +20,7 @@ func (a *app) agentTools(ctx context.Context, x *export.Exporter) (*agent.Tools,
 	reads := agenttools.NewReads(agenttools.ReadsDeps{Store: a.store, Curator: a.curator, Registry: a.tagger.Registry(), Known: known,
 		Releases: x, Timeout: cfg.AgentToolTimeout.D(), Logger: a.log})
 	bulk := agenttools.NewBulk(agenttools.BulkDeps{Items: a.store.Items(), Saver: a.curator, Audit: a.store.AgentOperations(),
-		Pipeline: a.tagger, Known: known, Clock: a.clock, Log: a.log}, agenttools.BulkOptions{
+		Leases: a.store.Leases(), Pipeline: a.tagger, Known: known, Clock: a.clock, Log: a.log}, agenttools.BulkOptions{
 		MaxItems: cfg.AgentMaxItems, PreviewTTL: cfg.AgentPreviewTTL.D(), CacheSize: cfg.AgentPreviewCacheSize,
 		CacheItems: cfg.AgentPreviewCacheItems, PerUser: cfg.AgentPreviewsPerUser, WritesPerSecond: cfg.AgentWritesPerSecond,
 		MaxConcurrentOps: cfg.AgentMaxConcurrentOps, WriteRetries: cfg.AgentWriteRetries, ToolTimeout: cfg.AgentToolTimeout.D(),
@@ -29,7 +29,7 @@ func (a *app) agentTools(ctx context.Context, x *export.Exporter) (*agent.Tools,
 	if n, err := bulk.Repair(ctx); err != nil {
 		return nil, nil, fatal(err)
 	} else if n > 0 {
-		a.log.Warn("agent operations left running by the last process were marked interrupted", "count", n)
+		a.log.Warn("agent operations left running by a server that is gone were marked interrupted", "count", n)
 	}
 	handlers := map[string]agent.Handler{
 		"manage_tags":         bulk.ManageTags,
@@ -62,13 +62,34 @@ func readTool(f func(context.Context, map[string]any) agenttools.ToolResult) age
 }
 
 // hourly runs fn now and then every hour until ctx ends.
-func hourly(ctx context.Context, fn func()) {
+func hourly(ctx context.Context, fn func()) { every(ctx, time.Hour, fn) }
+
+// every runs fn now and then every d until ctx ends.
+func every(ctx context.Context, d time.Duration, fn func()) {
 	for {
 		fn()
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(time.Hour):
+		case <-time.After(d):
+		}
+	}
+}
+
+// repairAgentOperations marks interrupted, every agenttools.RepairEvery until ctx ends, the
+// agent operations whose server stopped renewing their locks: another replica killed in the
+// middle of an execution.
+func (a *app) repairAgentOperations(ctx context.Context, bulk *agenttools.Bulk) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(agenttools.RepairEvery):
+		}
+		if n, err := bulk.Repair(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("repairing agent operations failed", "err", err)
+		} else if n > 0 {
+			a.log.Warn("agent operations left running by a server that is gone were marked interrupted", "count", n)
 		}
 	}
 }

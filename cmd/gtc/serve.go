@@ -71,6 +71,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rctx, stopRetention := context.WithCancel(ctx)
 	defer stopRetention()
 	go a.retainAgentOperations(rctx, bulk)
+	go a.repairAgentOperations(rctx, bulk)
 	go a.retainSnapshots(rctx, exp)
 
 	srv := api.New(api.Deps{Curator: a.curator, Jobs: jobs, Search: search, Exporter: exp, Agent: tools, Observer: observer, Log: log}, opts)

@@ -1,0 +1,130 @@
+package agenttools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gtc-dev/gtc"
+)
+
+// secondServer is another Bulk on the environment's store and audit log: a second replica.
+func (e *bulkEnv) secondServer(t *testing.T) *Bulk {
+	t.Helper()
+	b := NewBulk(BulkDeps{Items: readOnlyItems{e.store.Items()}, Saver: e.saver, Audit: e.audit, Leases: e.store.Leases(),
+		Pipeline: e.pipe, Clock: e.clock, Known: func(context.Context) ([]string, error) { return e.known, nil }},
+		BulkOptions{ExecWait: 10 * time.Second, WritesPerSecond: 1_000_000})
+	t.Cleanup(func() { b.Close(context.Background()) })
+	return b
+}
+
+// An execution running on one server locks its tag for every server of the store: another
+// server's preview warns of it, its execution is TAG_BUSY naming the operation and its
+// actor, and its repair leaves the running operation alone. Once it has finished, the other
+// server executes.
+func TestTagLocksAreSharedByTheServersOfAStore(t *testing.T) {
+	e := newBulkEnv(t, BulkOptions{ExecWait: time.Millisecond})
+	other := e.secondServer(t)
+	for i := range 3 {
+		e.add("ds", fmt.Sprintf("i%d", i), "q", "topic:old")
+	}
+	release := make(chan struct{})
+	e.saver.before = func(gtc.Key, int) error { <-release; return nil }
+	require.False(t, e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", true)).IsError)
+	r := e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", false))
+	require.True(t, strings.HasPrefix(r.Content, "RUNNING op_"), r.Content)
+	opID := dataOf(t, r)["operationId"].(string)
+
+	delete := map[string]any{"operation": "delete_tag", "tag": "topic:old"}
+	pv := other.ManageTags(bg, caller("bob"), delete)
+	require.False(t, pv.IsError, pv.Content)
+	assert.Contains(t, pv.Content, "operation "+opID+" on the same tag is running now")
+	delete["dry_run"] = false
+	busy := other.ManageTags(bg, caller("bob"), delete)
+	assert.Equal(t, CodeTagBusy, errCode(busy), busy.Content)
+	failure := dataOf(t, busy)["error"].(map[string]any)
+	assert.Equal(t, opID, failure["operationId"], busy.Content)
+	assert.Equal(t, "alice", failure["actor"], busy.Content)
+	n, err := other.Repair(bg)
+	require.NoError(t, err)
+	assert.Zero(t, n, "the other server's running operation is not repaired")
+	op, err := e.audit.Get(bg, opID)
+	require.NoError(t, err)
+	assert.Equal(t, gtc.AgentOpRunning, op.Status)
+
+	close(release)
+	e.bulk.Wait()
+	_, err = e.store.Leases().Get(bg, "agent-tag:topic:old")
+	assert.ErrorIs(t, err, gtc.ErrNotFound, "a finished execution releases its locks")
+	after := other.ManageTags(bg, caller("bob"), delete)
+	require.False(t, after.IsError, after.Content)
+	other.Wait()
+}
+
+// A server that died mid-execution stops renewing its leases: the operation is repaired by
+// another server once they have expired, not before.
+func TestRepairWaitsForTheDeadServersLocksToExpire(t *testing.T) {
+	e := newBulkEnv(t, BulkOptions{})
+	other := e.secondServer(t)
+	it := e.add("ds", "a", "q", "topic:old")
+	running := func(id string) *gtc.AgentOperation {
+		op := &gtc.AgentOperation{OperationID: id, Kind: "merge_tags", Actor: "alice", Args: []byte(`{}`), Tags: []string{"topic:old", "topic:new"},
+			StartedAt: e.clock.Now(), Status: gtc.AgentOpRunning, Counts: gtc.AgentOpCounts{Planned: 1}}
+		require.NoError(t, e.audit.Create(bg, op))
+		require.NoError(t, e.audit.PutItems(bg, id, 0, []gtc.AgentOpItem{{DatasetName: it.DatasetName, Bucket: it.Bucket, ID: it.ID,
+			Result: gtc.AgentItemPending, ETagBefore: it.ETag, ManualTagsBefore: it.ManualTags, PlannedTags: []string{"topic:new"}}}))
+		return op
+	}
+	// The dead server's lease still has a moment to live; then it is gone.
+	dead := running("op_01JDQ7Z3M8X9K2T5V6W7Y8A9BC")
+	_, err := e.store.Leases().Acquire(bg, "agent-tag:topic:new", dead.OperationID, 300*time.Millisecond)
+	require.NoError(t, err)
+	n, err := other.Repair(bg)
+	require.NoError(t, err)
+	assert.Zero(t, n, "its lease is live")
+
+	time.Sleep(350 * time.Millisecond)
+	n, err = other.Repair(bg)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "its lease expired")
+	got, err := e.audit.Get(bg, dead.OperationID)
+	require.NoError(t, err)
+	assert.Equal(t, gtc.AgentOpInterrupted, got.Status)
+	assert.Equal(t, gtc.AgentOpCounts{Planned: 1, NotAttempted: 1}, got.Counts)
+}
+
+// A running execution renews its locks: they outlive their first time to live for as long
+// as it runs.
+func TestRunningExecutionRenewsItsLocks(t *testing.T) {
+	const ttl = 300 * time.Millisecond
+	e := newBulkEnv(t, BulkOptions{ExecWait: time.Millisecond, LeaseTTL: ttl})
+	for i := range 2 {
+		e.add("ds", fmt.Sprintf("i%d", i), "q", "topic:old")
+	}
+	release := make(chan struct{})
+	e.saver.before = func(gtc.Key, int) error { <-release; return nil }
+	require.False(t, e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", true)).IsError)
+	started := time.Now()
+	r := e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", false))
+	opID := dataOf(t, r)["operationId"].(string)
+	first, err := e.store.Leases().Get(bg, "agent-tag:topic:old")
+	require.NoError(t, err)
+	assert.Equal(t, opID, first.Holder)
+	assert.False(t, first.Expires.After(started.Add(ttl+50*time.Millisecond)), "the first expiry is a time to live away: %s", first.Expires)
+
+	time.Sleep(3 * ttl)
+	l, err := e.store.Leases().Get(bg, "agent-tag:topic:old")
+	require.NoError(t, err)
+	assert.Equal(t, opID, l.Holder)
+	assert.True(t, l.Expires.After(first.Expires.Add(ttl)), "renewed while it runs: %s, first %s", l.Expires, first.Expires)
+	close(release)
+	e.bulk.Wait()
+	op, err := e.audit.Get(bg, opID)
+	require.NoError(t, err)
+	assert.Equal(t, gtc.AgentOpCompleted, op.Status)
+}
