@@ -14,8 +14,8 @@ import (
 // manual tags equal the planned tags and whose ETag moved on since the preview counts as
 // applied, every other unfinished one as not attempted, and the operation becomes
 // interrupted. Run it at startup, before executions are served, and then every
-// RepairEvery: a server killed mid-execution is reported within BulkOptions.LeaseTTL +
-// RepairEvery (a minute by default) by whichever server repairs first. It returns how many operations it repaired.
+// BulkOptions.LeaseTTL: a server killed mid-execution is reported within twice that (a
+// minute by default) by whichever server repairs first. It returns how many operations it repaired.
 func (b *Bulk) Repair(ctx context.Context) (int, error) {
 	ops, err := b.audit.Running(ctx)
 	if err != nil {
@@ -36,9 +36,6 @@ func (b *Bulk) Repair(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
-
-// RepairEvery is how often a server repairs the operations other servers left running.
-const RepairEvery = 30 * time.Second
 
 // holdsLock reports whether op's execution still holds a live lease: its server is running
 // it. A lease that cannot be read counts as held, so an outage never repairs a live run.

@@ -161,6 +161,7 @@ type Config struct {
 	AgentWriteRetries       int      `split_words:"true" default:"3" desc:"attempts per item on transient store errors"`
 	AgentToolTimeout        Duration `split_words:"true" default:"30s" desc:"deadline of agent reads and previews"`
 	AgentExecWait           Duration `split_words:"true" default:"60s" desc:"how long an execution call waits before answering running"`
+	AgentLeaseTTL           Duration `split_words:"true" default:"30s" desc:"how long an agent execution's tag locks last without renewal; repairs run as often"`
 	AgentWriteRoles         CSV      `split_words:"true" desc:"roles allowed to execute agent tag changes (comma-separated); empty: any caller"`
 	AgentAuditRetentionDays int      `split_words:"true" default:"0" desc:"days agent audit entries are kept; 0 keeps them forever"`
 
@@ -465,6 +466,9 @@ func (c *Config) validateAgent() Problems {
 		if x.d <= 0 {
 			p = append(p, fmt.Sprintf("%s=%s: must be a positive duration", x.name, time.Duration(x.d)))
 		}
+	}
+	if c.AgentLeaseTTL < Duration(time.Second) {
+		p = append(p, fmt.Sprintf("GTC_AGENT_LEASE_TTL=%s: must be at least 1s", time.Duration(c.AgentLeaseTTL)))
 	}
 	if c.AgentPreviewTTL < Duration(time.Minute) {
 		p = append(p, fmt.Sprintf("GTC_AGENT_PREVIEW_TTL=%s: must be at least 1m", time.Duration(c.AgentPreviewTTL)))

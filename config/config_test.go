@@ -53,7 +53,7 @@ var specNames = []string{
 	"GTC_AGENT_TOOLS_ENABLED", "GTC_AGENT_MCP_ENABLED", "GTC_AGENT_MAX_ITEMS", "GTC_AGENT_PREVIEW_TTL",
 	"GTC_AGENT_PREVIEW_CACHE_SIZE", "GTC_AGENT_PREVIEW_CACHE_ITEMS", "GTC_AGENT_PREVIEWS_PER_USER",
 	"GTC_AGENT_WRITES_PER_SECOND", "GTC_AGENT_MAX_CONCURRENT_OPS", "GTC_AGENT_WRITE_RETRIES",
-	"GTC_AGENT_TOOL_TIMEOUT", "GTC_AGENT_EXEC_WAIT", "GTC_AGENT_WRITE_ROLES", "GTC_AGENT_AUDIT_RETENTION_DAYS",
+	"GTC_AGENT_TOOL_TIMEOUT", "GTC_AGENT_EXEC_WAIT", "GTC_AGENT_LEASE_TTL", "GTC_AGENT_WRITE_ROLES", "GTC_AGENT_AUDIT_RETENTION_DAYS",
 	"GTC_HISTORY_ENABLED", "GTC_HISTORY_RETENTION_DAYS", "GTC_HISTORY_MAX_REVISIONS",
 }
 
@@ -530,6 +530,7 @@ func TestAgentLimits(t *testing.T) {
 		assert.Equal(t, 15*time.Minute, c.AgentPreviewTTL.D())
 		assert.Equal(t, 50, c.AgentWritesPerSecond)
 		assert.Equal(t, 60*time.Second, c.AgentExecWait.D())
+		assert.Equal(t, 30*time.Second, c.AgentLeaseTTL.D())
 		assert.True(t, bool(c.AgentToolsEnabled) && bool(c.AgentMcpEnabled))
 		assert.Empty(t, c.AgentWriteRoles)
 	})
@@ -537,6 +538,7 @@ func TestAgentLimits(t *testing.T) {
 		{"GTC_AGENT_MAX_ITEMS", "0", "GTC_AGENT_MAX_ITEMS=0: must be at least 1"},
 		{"GTC_AGENT_WRITES_PER_SECOND", "-5", "GTC_AGENT_WRITES_PER_SECOND=-5: must be at least 1"},
 		{"GTC_AGENT_PREVIEW_TTL", "30s", "GTC_AGENT_PREVIEW_TTL=30s: must be at least 1m"},
+		{"GTC_AGENT_LEASE_TTL", "500ms", "GTC_AGENT_LEASE_TTL=500ms: must be at least 1s"},
 		{"GTC_AGENT_TOOL_TIMEOUT", "0s", "GTC_AGENT_TOOL_TIMEOUT=0s: must be a positive duration"},
 		{"GTC_AGENT_AUDIT_RETENTION_DAYS", "-1", "GTC_AGENT_AUDIT_RETENTION_DAYS=-1: must be 0 (keep forever) or more"},
 	} {

@@ -24,7 +24,7 @@ func (a *app) agentTools(ctx context.Context, x *export.Exporter) (*agent.Tools,
 		MaxItems: cfg.AgentMaxItems, PreviewTTL: cfg.AgentPreviewTTL.D(), CacheSize: cfg.AgentPreviewCacheSize,
 		CacheItems: cfg.AgentPreviewCacheItems, PerUser: cfg.AgentPreviewsPerUser, WritesPerSecond: cfg.AgentWritesPerSecond,
 		MaxConcurrentOps: cfg.AgentMaxConcurrentOps, WriteRetries: cfg.AgentWriteRetries, ToolTimeout: cfg.AgentToolTimeout.D(),
-		ExecWait: cfg.AgentExecWait.D(), WriteRoles: lower(cfg.AgentWriteRoles),
+		ExecWait: cfg.AgentExecWait.D(), WriteRoles: lower(cfg.AgentWriteRoles), LeaseTTL: cfg.AgentLeaseTTL.D(),
 	})
 	if n, err := bulk.Repair(ctx); err != nil {
 		return nil, nil, fatal(err)
@@ -76,7 +76,7 @@ func every(ctx context.Context, d time.Duration, fn func()) {
 	}
 }
 
-// repairAgentOperations marks interrupted, every agenttools.RepairEvery until ctx ends, the
+// repairAgentOperations marks interrupted, every GTC_AGENT_LEASE_TTL until ctx ends, the
 // agent operations whose server stopped renewing their locks: another replica killed in the
 // middle of an execution.
 func (a *app) repairAgentOperations(ctx context.Context, bulk *agenttools.Bulk) {
@@ -84,7 +84,7 @@ func (a *app) repairAgentOperations(ctx context.Context, bulk *agenttools.Bulk) 
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(agenttools.RepairEvery):
+		case <-time.After(a.cfg.AgentLeaseTTL.D()):
 		}
 		if n, err := bulk.Repair(ctx); err != nil && ctx.Err() == nil {
 			a.log.Warn("repairing agent operations failed", "err", err)
