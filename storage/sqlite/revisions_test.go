@@ -97,10 +97,12 @@ func TestSchemaV6LinksTheRevisionsOfAVersion5Store(t *testing.T) {
 	require.Greater(t, pruned, 10, "the fixture has items with pruned revisions")
 	require.NoError(t, s.Close())
 
-	// The file as version 5 leaves it: no list columns, the revisions indexed by item.
+	// The file as version 5 leaves it: no list columns, the revisions indexed by item, and
+	// nothing of the later versions.
 	db, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
 	for _, stmt := range []string{
+		`DROP TABLE leases`,
 		`ALTER TABLE items DROP COLUMN rev_head`,
 		`ALTER TABLE item_revisions DROP COLUMN prev`,
 		`CREATE UNIQUE INDEX item_revisions_by_item ON item_revisions (dataset_name, id, n)`,
