@@ -152,13 +152,19 @@ func (b *Bulk) execute(ctx context.Context, call ToolCall, a opArgs) ToolResult 
 	b.wg.Add(1)
 	b.mu.Unlock()
 
-	leases, holder, err := b.takeLocks(context.WithoutCancel(ctx), opID, lockNames(a))
+	// The caller's lease first: a second execution of one user is BUSY whatever its tags.
+	leases, busy, err := b.takeLocks(context.WithoutCancel(ctx), opID, append([]string{userLockName(op.Actor)}, lockNames(a)...))
 	if err != nil {
 		b.release(ex, pv, true)
 		return b.internal(ctx, "lock the tags", err, false)
 	}
-	if holder != "" {
+	if busy != nil {
 		b.release(ex, pv, true)
+		holder := busy.Holder
+		if busy.Name == userLockName(op.Actor) {
+			return ToolFailure(CodeBusy, "Not executed: your operation "+holder+" is still running; one at a time per user. The preview stays valid.",
+				map[string]any{"operationId": holder, "actor": op.Actor})
+		}
 		actor := "another user"
 		if other, err := b.audit.Get(ctx, holder); err == nil {
 			actor = other.Actor

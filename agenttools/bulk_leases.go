@@ -9,9 +9,10 @@ import (
 	"github.com/gtc-dev/gtc"
 )
 
-// An execution's tag locks are leases in the store, so every server of a store sees them:
-// an execution holds one lease per tag it changes (for an undo, one on the operation it
-// undoes), held by its operation id. The running execution renews them every third of
+// An execution's locks are leases in the store, so every server of a store sees them: an
+// execution holds one lease per tag it changes (for an undo, one on the operation it
+// undoes) and one on its caller (one execution at a time per user), held by its operation
+// id. The running execution renews them every third of
 // BulkOptions.LeaseTTL; a server that dies leaves them for at most that long, after which
 // any server's Repair finds the operation without a live lease and marks it interrupted.
 
@@ -43,6 +44,9 @@ func tagLockNames(tags []string) []string {
 
 func undoLockName(opID string) string { return "agent-undo:" + opID }
 
+// userLockName is the lease that keeps a caller to one execution at a time.
+func userLockName(user string) string { return "agent-user:" + user }
+
 // lockHolder returns the operation holding a live lease of names, or "".
 func (b *Bulk) lockHolder(ctx context.Context, names []string) string {
 	now := b.leaseClock()
@@ -60,20 +64,20 @@ func (b *Bulk) lockHolder(ctx context.Context, names []string) string {
 func (b *Bulk) leaseClock() time.Time { return time.Now() }
 
 // takeLocks acquires the leases of names for opID, all or none. A lease another operation
-// holds is returned as holder, with nothing held.
-func (b *Bulk) takeLocks(ctx context.Context, opID string, names []string) (held []gtc.Lease, holder string, err error) {
+// holds is returned as busy (its name and holder), with nothing held.
+func (b *Bulk) takeLocks(ctx context.Context, opID string, names []string) (held []gtc.Lease, busy *gtc.Lease, err error) {
 	for _, n := range names {
 		l, err := b.leases.Acquire(ctx, n, opID, b.opts.LeaseTTL)
 		if err != nil {
 			b.dropLocks(held)
 			if h, ok := errors.AsType[*gtc.LeaseHeldError](err); ok {
-				return nil, h.Lease.Holder, nil
+				return nil, &h.Lease, nil
 			}
-			return nil, "", err
+			return nil, nil, err
 		}
 		held = append(held, l)
 	}
-	return held, "", nil
+	return held, nil, nil
 }
 
 // dropLocks releases leases; one that is already gone or taken is no error.

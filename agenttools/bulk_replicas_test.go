@@ -18,7 +18,7 @@ func (e *bulkEnv) secondServer(t *testing.T) *Bulk {
 	t.Helper()
 	b := NewBulk(BulkDeps{Items: readOnlyItems{e.store.Items()}, Saver: e.saver, Audit: e.audit, Leases: e.store.Leases(),
 		Pipeline: e.pipe, Clock: e.clock, Known: func(context.Context) ([]string, error) { return e.known, nil }},
-		BulkOptions{ExecWait: 10 * time.Second, WritesPerSecond: 1_000_000})
+		BulkOptions{ExecWait: time.Millisecond, WritesPerSecond: 1_000_000})
 	t.Cleanup(func() { b.Close(context.Background()) })
 	return b
 }
@@ -127,4 +127,35 @@ func TestRunningExecutionRenewsItsLocks(t *testing.T) {
 	op, err := e.audit.Get(bg, opID)
 	require.NoError(t, err)
 	assert.Equal(t, gtc.AgentOpCompleted, op.Status)
+}
+
+// One execution at a time per user holds across servers: a user's second execution, on
+// another tag and another server, is BUSY naming the first while it runs.
+func TestOneExecutionPerUserAcrossServers(t *testing.T) {
+	e := newBulkEnv(t, BulkOptions{ExecWait: time.Millisecond})
+	other := e.secondServer(t)
+	e.add("ds", "a", "q", "topic:old")
+	e.add("ds", "b", "q", "source:sa")
+	release := make(chan struct{})
+	e.saver.before = func(gtc.Key, int) error { <-release; return nil }
+	require.False(t, e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", true)).IsError)
+	r := e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", false))
+	opID := dataOf(t, r)["operationId"].(string)
+
+	second := map[string]any{"operation": "delete_tag", "tag": "source:sa"}
+	require.False(t, other.ManageTags(bg, caller("alice"), second).IsError)
+	second["dry_run"] = false
+	busy := other.ManageTags(bg, caller("alice"), second)
+	assert.Equal(t, CodeBusy, errCode(busy), busy.Content)
+	assert.Contains(t, busy.Content, "your operation "+opID+" is still running")
+	require.False(t, other.ManageTags(bg, caller("bob"), map[string]any{"operation": "delete_tag", "tag": "source:sa"}).IsError)
+	bob := other.ManageTags(bg, caller("bob"), map[string]any{"operation": "delete_tag", "tag": "source:sa", "dry_run": false})
+	assert.False(t, bob.IsError, "another user on another tag runs: %s", bob.Content)
+
+	close(release)
+	e.bulk.Wait()
+	other.Wait()
+	again := other.ManageTags(bg, caller("alice"), second)
+	assert.False(t, again.IsError, "the first has finished: %s", again.Content)
+	other.Wait()
 }
