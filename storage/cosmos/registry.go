@@ -107,6 +107,11 @@ func etagPtr(s string) *azcore.ETag {
 type registry struct {
 	s *Store
 
+	// adding serializes this process's registrations: the writers of one process never race
+	// each other for the registry document (an import's concurrent creates into a new
+	// dataset all register its buckets at once), only other processes' writers.
+	adding sync.Mutex
+
 	mu        sync.Mutex
 	known     map[partition]time.Time // registered buckets this process has seen, and when
 	names     []string                // confirmed dataset names, sorted
@@ -157,10 +162,18 @@ func (r *registry) readEntry(ctx context.Context, ds string) (*registryEntry, er
 // ensure registers p's bucket unless this process already knows it is registered. It runs
 // before the first item is written into the bucket, so the registry never misses one.
 func (r *registry) ensure(ctx context.Context, p partition) error {
-	r.mu.Lock()
-	at, ok := r.known[p]
-	r.mu.Unlock()
-	if ok && time.Since(at) < knownTTL {
+	fresh := func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		at, ok := r.known[p]
+		return ok && time.Since(at) < knownTTL
+	}
+	if fresh() {
+		return nil
+	}
+	r.adding.Lock()
+	defer r.adding.Unlock()
+	if fresh() { // registered by another writer of this process meanwhile
 		return nil
 	}
 	if err := r.add(ctx, p.Dataset, []string{p.Bucket}); err != nil {
