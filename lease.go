@@ -32,8 +32,9 @@ func (e *LeaseHeldError) Error() string {
 // Unwrap makes errors.Is(err, ErrConflict) hold.
 func (e *LeaseHeldError) Unwrap() error { return ErrConflict }
 
-// MaxLeaseNameBytes bounds a lease's name and its holder's.
-const MaxLeaseNameBytes = 512
+// MaxLeaseNameBytes bounds a lease's name and its holder's: room for a prefix and a user id
+// of 256 characters of up to 4 bytes each, within Cosmos DB's 2 KB partition key value.
+const MaxLeaseNameBytes = 1536
 
 // LeaseStore keeps the leases of every server of a store. Expiry is judged by the store's
 // clock.

@@ -161,3 +161,15 @@ func TestOneExecutionPerUserAcrossServers(t *testing.T) {
 	assert.False(t, again.IsError, "the first has finished: %s", again.Content)
 	other.Wait()
 }
+
+// A user id of the longest kind the API accepts (256 characters of 4 bytes) still gets its
+// lease: its execution runs.
+func TestLongestUserIDExecutes(t *testing.T) {
+	e := newBulkEnv(t, BulkOptions{})
+	e.add("ds", "a", "q", "topic:old")
+	user := strings.Repeat("😀", 256)
+	require.False(t, e.bulk.ManageTags(bg, caller(user), merge("topic:old", "topic:new", true)).IsError)
+	r := e.bulk.ManageTags(bg, caller(user), merge("topic:old", "topic:new", false))
+	assert.False(t, r.IsError, r.Content)
+	e.bulk.Wait()
+}

@@ -2,6 +2,8 @@ package cosmos
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,9 +15,12 @@ import (
 	"github.com/gtc-dev/gtc"
 )
 
-// Leases live in the meta container, one document each: partition key "lease:<name>", id
-// "lease". Every write is conditional on the document's ETag (or is a create), so two
-// servers never both hold a lease; expiry is judged by the clock of the server that reads.
+// Leases live in the meta container, one document each: partition key "lease:" and the
+// SHA-256 of the name in hex, id "lease", the name itself in the document. A name carries
+// user ids and tags of any characters and up to gtc.MaxLeaseNameBytes, which a partition key
+// travelling in an HTTP header should not. Every write is conditional on the document's ETag
+// (or is a create), so two servers never both hold a lease; expiry is judged by the clock of
+// the server that reads.
 
 const leaseID = "lease"
 
@@ -29,7 +34,10 @@ type leaseDoc struct {
 	ETag    string `json:"_etag,omitempty"`
 }
 
-func leasePK(name string) string { return "lease:" + name }
+func leasePK(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return "lease:" + hex.EncodeToString(sum[:])
+}
 
 // leaseStore implements gtc.LeaseStore.
 type leaseStore struct{ s *Store }
@@ -63,6 +71,9 @@ func (l leaseStore) Get(ctx context.Context, name string) (gtc.Lease, error) {
 	var d leaseDoc
 	if err := json.Unmarshal(resp.Value, &d); err != nil {
 		return gtc.Lease{}, fmt.Errorf("cosmos: lease %s: %w: %w", name, gtc.ErrUnavailable, err)
+	}
+	if d.Name != name {
+		return gtc.Lease{}, fmt.Errorf("cosmos: lease %s: %w: its document names %q", name, gtc.ErrUnavailable, d.Name)
 	}
 	return d.lease(string(resp.ETag))
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -126,8 +127,17 @@ func (s *suite) leaseConcurrent(t *testing.T) {
 }
 
 func (s *suite) leaseBadArguments(t *testing.T) {
+	s.skipMissingRead(t)
 	st := s.open(t)
 	ls := st.Leases()
+	// The longest name is a lease like any other.
+	longest := "agent-user:" + strings.Repeat("😀", (gtc.MaxLeaseNameBytes-len("agent-user:"))/4)
+	l, err := ls.Acquire(ctxT(t), longest, "op_1", time.Minute)
+	require.NoError(t, err)
+	got, err := ls.Get(ctxT(t), longest)
+	require.NoError(t, err)
+	assert.Equal(t, l, got)
+	require.NoError(t, ls.Release(ctxT(t), l))
 	for _, c := range []struct {
 		name, holder string
 		ttl          time.Duration
