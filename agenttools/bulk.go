@@ -90,7 +90,6 @@ type Bulk struct {
 	mu       sync.Mutex
 	previews *previewCache
 	running  map[string]*execution // by operation id
-	byCaller map[string]string     // caller → running operation id
 	closed   bool
 
 	limiter *tokenBucket
@@ -143,8 +142,7 @@ func NewBulk(d BulkDeps, o BulkOptions) *Bulk {
 	return &Bulk{items: d.Items, saver: d.Saver, audit: d.Audit, leases: d.Leases, pipe: d.Pipeline, reg: reg, known: d.Known,
 		clock: d.Clock, sleep: d.Sleep, log: d.Log, opts: o, computedGroups: groups, entropy: ulid.Monotonic(d.Entropy, 0),
 		previews: newPreviewCache(o.CacheSize, o.CacheItems, o.PerUser), running: map[string]*execution{},
-		byCaller: map[string]string{},
-		limiter:  newTokenBucket(o.WritesPerSecond, d.Clock, d.Sleep), baseCtx: ctx, cancel: cancel}
+		limiter: newTokenBucket(o.WritesPerSecond, d.Clock, d.Sleep), baseCtx: ctx, cancel: cancel}
 }
 
 func realSleep(ctx context.Context, d time.Duration) error {

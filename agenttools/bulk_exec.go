@@ -120,11 +120,6 @@ func (b *Bulk) execute(ctx context.Context, call ToolCall, a opArgs) ToolResult 
 		return ToolFailure(CodePreviewExpired, "Not executed: the preview "+pv.id+" expired at "+ContentTime(pv.expiresAt)+". Preview again, show it to the user, then execute.",
 			map[string]any{"previewId": pv.id, "expiredAt": DataTime(pv.expiresAt)})
 	}
-	if opID := b.byCaller[call.Caller.UserID]; opID != "" {
-		b.mu.Unlock()
-		return ToolFailure(CodeBusy, "Not executed: your operation "+opID+" is still running; one at a time per user. The preview stays valid.",
-			map[string]any{"operationId": opID, "actor": call.Caller.UserID})
-	}
 	if len(b.running) >= b.opts.MaxConcurrentOps {
 		b.mu.Unlock()
 		return ToolFailure(CodeBusy, "Not executed: the server is running as many tag operations as it allows; try again shortly. The preview stays valid.", nil)
@@ -148,7 +143,6 @@ func (b *Bulk) execute(ctx context.Context, call ToolCall, a opArgs) ToolResult 
 	ex := &execution{op: op, plan: p, done: make(chan struct{}), stopBeat: make(chan struct{}), beatDone: make(chan struct{}),
 		outcome: gtc.AgentOpCompleted}
 	b.running[opID] = ex
-	b.byCaller[op.Actor] = opID
 	b.wg.Add(1)
 	b.mu.Unlock()
 
@@ -223,9 +217,6 @@ func (b *Bulk) release(ex *execution, pv *preview, reopen bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.running, ex.op.OperationID)
-	if b.byCaller[ex.op.Actor] == ex.op.OperationID {
-		delete(b.byCaller, ex.op.Actor)
-	}
 	if reopen && pv != nil {
 		pv.state, pv.opID = previewOpen, ""
 	}

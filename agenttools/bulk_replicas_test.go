@@ -23,6 +23,18 @@ func (e *bulkEnv) secondServer(t *testing.T) *Bulk {
 	return b
 }
 
+// blockedExecution starts user's merge of from into to on e's server and holds every tag
+// write (of any server sharing e's saver) until release is closed: an execution that runs.
+func (e *bulkEnv) blockedExecution(t *testing.T, user, from, to string) (opID string, release chan struct{}) {
+	t.Helper()
+	release = make(chan struct{})
+	e.saver.before = func(gtc.Key, int) error { <-release; return nil }
+	require.False(t, e.bulk.ManageTags(bg, caller(user), merge(from, to, true)).IsError)
+	r := e.bulk.ManageTags(bg, caller(user), merge(from, to, false))
+	require.True(t, strings.HasPrefix(r.Content, "RUNNING op_"), r.Content)
+	return dataOf(t, r)["operationId"].(string), release
+}
+
 // An execution running on one server locks its tag for every server of the store: another
 // server's preview warns of it, its execution is TAG_BUSY naming the operation and its
 // actor, and its repair leaves the running operation alone. Once it has finished, the other
@@ -33,12 +45,7 @@ func TestTagLocksAreSharedByTheServersOfAStore(t *testing.T) {
 	for i := range 3 {
 		e.add("ds", fmt.Sprintf("i%d", i), "q", "topic:old")
 	}
-	release := make(chan struct{})
-	e.saver.before = func(gtc.Key, int) error { <-release; return nil }
-	require.False(t, e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", true)).IsError)
-	r := e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", false))
-	require.True(t, strings.HasPrefix(r.Content, "RUNNING op_"), r.Content)
-	opID := dataOf(t, r)["operationId"].(string)
+	opID, release := e.blockedExecution(t, "alice", "topic:old", "topic:new")
 
 	delete := map[string]any{"operation": "delete_tag", "tag": "topic:old"}
 	pv := other.ManageTags(bg, caller("bob"), delete)
@@ -109,11 +116,7 @@ func TestRunningExecutionRenewsItsLocks(t *testing.T) {
 	for i := range 2 {
 		e.add("ds", fmt.Sprintf("i%d", i), "q", "topic:old")
 	}
-	release := make(chan struct{})
-	e.saver.before = func(gtc.Key, int) error { <-release; return nil }
-	require.False(t, e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", true)).IsError)
-	r := e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", false))
-	opID := dataOf(t, r)["operationId"].(string)
+	opID, release := e.blockedExecution(t, "alice", "topic:old", "topic:new")
 	first, err := e.store.Leases().Get(bg, "agent-tag:topic:old")
 	require.NoError(t, err)
 	assert.Equal(t, opID, first.Holder)
@@ -132,24 +135,24 @@ func TestRunningExecutionRenewsItsLocks(t *testing.T) {
 }
 
 // One execution at a time per user holds across servers: a user's second execution, on
-// another tag and another server, is BUSY naming the first while it runs.
+// another tag, on the same server or another, is BUSY naming the first while it runs.
 func TestOneExecutionPerUserAcrossServers(t *testing.T) {
 	e := newBulkEnv(t, BulkOptions{ExecWait: time.Millisecond})
 	other := e.secondServer(t)
 	e.add("ds", "a", "q", "topic:old")
 	e.add("ds", "b", "q", "source:sa")
-	release := make(chan struct{})
-	e.saver.before = func(gtc.Key, int) error { <-release; return nil }
-	require.False(t, e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", true)).IsError)
-	r := e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", false))
-	opID := dataOf(t, r)["operationId"].(string)
+	opID, release := e.blockedExecution(t, "alice", "topic:old", "topic:new")
 
 	second := map[string]any{"operation": "delete_tag", "tag": "source:sa"}
-	require.False(t, other.ManageTags(bg, caller("alice"), second).IsError)
+	for _, server := range []*Bulk{e.bulk, other} { // the same server, and another
+		require.False(t, server.ManageTags(bg, caller("alice"), second).IsError)
+		second["dry_run"] = false
+		busy := server.ManageTags(bg, caller("alice"), second)
+		assert.Equal(t, CodeBusy, errCode(busy), busy.Content)
+		assert.Contains(t, busy.Content, "your operation "+opID+" is still running")
+		delete(second, "dry_run")
+	}
 	second["dry_run"] = false
-	busy := other.ManageTags(bg, caller("alice"), second)
-	assert.Equal(t, CodeBusy, errCode(busy), busy.Content)
-	assert.Contains(t, busy.Content, "your operation "+opID+" is still running")
 	require.False(t, other.ManageTags(bg, caller("bob"), map[string]any{"operation": "delete_tag", "tag": "source:sa"}).IsError)
 	bob := other.ManageTags(bg, caller("bob"), map[string]any{"operation": "delete_tag", "tag": "source:sa", "dry_run": false})
 	assert.False(t, bob.IsError, "another user on another tag runs: %s", bob.Content)
