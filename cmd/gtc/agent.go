@@ -62,36 +62,34 @@ func readTool(f func(context.Context, map[string]any) agenttools.ToolResult) age
 }
 
 // hourly runs fn now and then every hour until ctx ends.
-func hourly(ctx context.Context, fn func()) { every(ctx, time.Hour, fn) }
+func hourly(ctx context.Context, fn func()) {
+	fn()
+	every(ctx, time.Hour, fn)
+}
 
-// every runs fn now and then every d until ctx ends.
+// every runs fn every d, the first time after d, until ctx ends.
 func every(ctx context.Context, d time.Duration, fn func()) {
 	for {
-		fn()
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(d):
 		}
+		fn()
 	}
 }
 
 // repairAgentOperations marks interrupted, every GTC_AGENT_LEASE_TTL until ctx ends, the
 // agent operations whose server stopped renewing their locks: another replica killed in the
-// middle of an execution.
+// middle of an execution. The first repair ran at startup (agentTools).
 func (a *app) repairAgentOperations(ctx context.Context, bulk *agenttools.Bulk) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(a.cfg.AgentLeaseTTL.D()):
-		}
+	every(ctx, a.cfg.AgentLeaseTTL.D(), func() {
 		if n, err := bulk.Repair(ctx); err != nil && ctx.Err() == nil {
 			a.log.Warn("repairing agent operations failed", "err", err)
 		} else if n > 0 {
 			a.log.Warn("agent operations left running by a server that is gone were marked interrupted", "count", n)
 		}
-	}
+	})
 }
 
 // retainAgentOperations deletes audit entries past GTC_AGENT_AUDIT_RETENTION_DAYS at

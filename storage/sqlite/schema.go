@@ -16,12 +16,20 @@ import (
 // user_version i to i+1. Each runs in its own transaction together with the version bump.
 var migrations = []func(ctx context.Context, tx *sql.Tx, env migrationEnv) error{
 	migrateV1,
-	migrateV2,
-	migrateV3,
-	migrateV4,
-	migrateV5,
-	migrateV6,
-	migrateV7,
+	schemaMigration(schemaV2),
+	schemaMigration(schemaV3),
+	schemaMigration(schemaV4),
+	schemaMigration(schemaV5),
+	schemaMigration(schemaV6),
+	schemaMigration(schemaV7),
+}
+
+// schemaMigration is a migration that runs one schema script.
+func schemaMigration(script string) func(ctx context.Context, tx *sql.Tx, env migrationEnv) error {
+	return func(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
+		_, err := tx.ExecContext(ctx, script)
+		return err
+	}
 }
 
 // SchemaVersion is the schema version this build writes and understands: the number of
@@ -153,11 +161,6 @@ CREATE INDEX raw_items_dataset_id ON raw_items (dataset_name, id);
 CREATE INDEX items_index_behind ON items (index_v) WHERE index_v < 1;
 `
 
-func migrateV2(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
-	_, err := tx.ExecContext(ctx, schemaV2)
-	return err
-}
-
 // schemaV3 adds the agent audit log: one agent_operations row per
 // operation header and one agent_operation_items row per item, keyed by (operation_id, seq).
 // started_at is gtc.FormatStoredTime text: fixed width, so byte order is time order and the
@@ -195,11 +198,6 @@ CREATE TABLE agent_operation_items (
   PRIMARY KEY (operation_id, seq)
 );
 `
-
-func migrateV3(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
-	_, err := tx.ExecContext(ctx, schemaV3)
-	return err
-}
 
 // schemaV4 adds tag_counts, the number of item_tags rows of each (tag, dataset_name,
 // status): how many items of that dataset and status carry the tag. Triggers on item_tags
@@ -255,11 +253,6 @@ INSERT INTO tag_counts (tag, dataset_name, status, n)
   SELECT tag, dataset_name, status, count(*) FROM item_tags GROUP BY tag, dataset_name, status;
 `
 
-func migrateV4(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
-	_, err := tx.ExecContext(ctx, schemaV4)
-	return err
-}
-
 // schemaV5 keeps the revisions of items: one row per revision, written in the transaction of
 // the item write that records it (codec.AppendRevision's JSON in doc).
 const schemaV5 = `
@@ -272,11 +265,6 @@ CREATE TABLE item_revisions (
 );
 CREATE UNIQUE INDEX item_revisions_by_item ON item_revisions (dataset_name, id, n);
 `
-
-func migrateV5(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
-	_, err := tx.ExecContext(ctx, schemaV5)
-	return err
-}
 
 // schemaV6 links each item's revisions into a list instead of indexing them by item: the
 // item row holds the rowid of its newest revision (rev_head) and each revision the rowid of
@@ -297,11 +285,6 @@ WHERE EXISTS (SELECT 1 FROM item_revisions r WHERE r.dataset_name = items.datase
 DROP INDEX item_revisions_by_item;
 `
 
-func migrateV6(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
-	_, err := tx.ExecContext(ctx, schemaV6)
-	return err
-}
-
 // schemaV7 keeps the leases of gtc.LeaseStore; expires is in Unix microseconds.
 const schemaV7 = `
 CREATE TABLE leases (
@@ -311,11 +294,6 @@ CREATE TABLE leases (
   etag    TEXT NOT NULL
 ) WITHOUT ROWID;
 `
-
-func migrateV7(ctx context.Context, tx *sql.Tx, _ migrationEnv) error {
-	_, err := tx.ExecContext(ctx, schemaV7)
-	return err
-}
 
 // migrate applies every embedded migration above the database's user_version, each in its
 // own transaction, and refuses a database from a newer build.
