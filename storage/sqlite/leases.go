@@ -25,13 +25,14 @@ func leaseTime(t time.Time) int64 { return t.UnixMicro() }
 
 func (l leaseStore) now() time.Time { return l.s.clock.Now().UTC().Truncate(time.Microsecond) }
 
-// read returns the lease name as the transaction sees it.
-func (l leaseStore) read(q interface {
-	QueryRow(query string, args ...any) *sql.Row
-}, name string) (gtc.Lease, error) {
+// leaseSQL reads one lease by name.
+const leaseSQL = `SELECT holder, expires, etag FROM leases WHERE name = ?`
+
+// scanLease reads the row of leaseSQL for the lease name.
+func scanLease(row *sql.Row, name string) (gtc.Lease, error) {
 	var holder, etag string
 	var expires int64
-	err := q.QueryRow(`SELECT holder, expires, etag FROM leases WHERE name = ?`, name).Scan(&holder, &expires, &etag)
+	err := row.Scan(&holder, &expires, &etag)
 	if errors.Is(err, sql.ErrNoRows) {
 		return gtc.Lease{}, fmt.Errorf("sqlite: lease %s: %w", name, gtc.ErrNotFound)
 	}
@@ -48,7 +49,7 @@ func (l leaseStore) Acquire(ctx context.Context, name, holder string, ttl time.D
 	var out gtc.Lease
 	err := l.s.write(ctx, "acquire lease", func(w *wtx) error {
 		now := l.now()
-		cur, err := l.read(w.tx, name)
+		cur, err := scanLease(w.tx.QueryRow(leaseSQL, name), name)
 		switch {
 		case errors.Is(err, gtc.ErrNotFound):
 		case err != nil:
@@ -82,7 +83,7 @@ func (l leaseStore) Renew(ctx context.Context, lease gtc.Lease, ttl time.Duratio
 		} else if n == 1 {
 			return nil
 		}
-		if _, err := l.read(w.tx, lease.Name); err != nil {
+		if _, err := scanLease(w.tx.QueryRow(leaseSQL, lease.Name), lease.Name); err != nil {
 			return err
 		}
 		return fmt.Errorf("sqlite: renew lease %s: %w", lease.Name, gtc.ErrPreconditionFailed)
@@ -101,15 +102,5 @@ func (l leaseStore) Get(ctx context.Context, name string) (gtc.Lease, error) {
 	if l.s.closed.Load() {
 		return gtc.Lease{}, errClosed("get lease")
 	}
-	return l.read(rowQuerier{ctx, l.s.rdb}, name)
-}
-
-// rowQuerier runs QueryRow on a pool with a context.
-type rowQuerier struct {
-	ctx context.Context
-	db  *sql.DB
-}
-
-func (q rowQuerier) QueryRow(query string, args ...any) *sql.Row {
-	return q.db.QueryRowContext(q.ctx, query, args...)
+	return scanLease(l.s.rdb.QueryRowContext(ctx, leaseSQL, name), name)
 }
