@@ -19,6 +19,18 @@ type RecomputeRequest struct {
 	Dataset *string
 	Status  *Status
 	DryRun  bool
+	// From resumes a recompute that stopped: it goes on after the checkpoint's last page,
+	// with its counts.
+	From *RecomputeCheckpoint
+}
+
+// RecomputeCheckpoint is where a recompute stands after a page: the scan cursor of the next
+// page and the counts so far. A job keeps it so that another server can go on from there.
+type RecomputeCheckpoint struct {
+	Cursor  string          `json:"cursor"`
+	Total   int             `json:"total"`
+	Matched int             `json:"matched"`
+	Result  RecomputeResult `json:"result"`
 }
 
 // RecomputeResult is the summary of a recompute; the keys are snake_case, as in the
@@ -53,6 +65,8 @@ type RecomputeHooks struct {
 	// Stopped is asked between pages; true ends the run after the page in flight, with the
 	// counts so far.
 	Stopped func() bool
+	// Checkpoint is called after every page but the last with where the run stands.
+	Checkpoint func(RecomputeCheckpoint)
 }
 
 // recomputeWorkers run the per-item work of a page in parallel, so several conditional
@@ -78,20 +92,30 @@ func (c *Curator) RecomputeTags(ctx context.Context, req RecomputeRequest, hooks
 		filter.Statuses = spec.Statuses
 	}
 	res := &RecomputeResult{Errors: []string{}, DryRun: req.DryRun}
-	total, err := c.store.Items().Count(ctx, filter)
-	if err != nil {
-		return nil, err
+	matched, cursor := 0, ""
+	var total int
+	if f := req.From; f != nil {
+		*res = f.Result
+		res.Errors = slices.Clone(f.Result.Errors)
+		if res.Errors == nil {
+			res.Errors = []string{}
+		}
+		res.DryRun = req.DryRun
+		matched, cursor, total = f.Matched, f.Cursor, f.Total
+		start = start.Add(-time.Duration(f.Result.DurationMS) * time.Millisecond) // the earlier attempts' time counts
+	} else {
+		var err error
+		if total, err = c.store.Items().Count(ctx, filter); err != nil {
+			return nil, err
+		}
 	}
-	prog := JobProgress{Total: &total}
 	if hooks.Progress != nil {
-		hooks.Progress(prog)
+		hooks.Progress(JobProgress{Total: &total, Processed: res.Processed, Updated: res.Updated, Skipped: res.Skipped, Errors: len(res.Errors)})
 	}
 	batch := c.recomputeBatch
 	if batch < 1 {
 		batch = 200
 	}
-	matched := 0
-	cursor := ""
 	for index := 0; ; index++ {
 		next, err := c.recomputePage(ctx, index, spec, cursor, batch, req.DryRun, hooks, res, &matched)
 		if err != nil {
@@ -106,6 +130,14 @@ func (c *Curator) RecomputeTags(ctx context.Context, req RecomputeRequest, hooks
 			break
 		}
 		cursor = next
+		if hooks.Checkpoint != nil {
+			cp := RecomputeCheckpoint{Cursor: cursor, Total: total, Matched: matched, Result: *res}
+			cp.Result.DurationMS = time.Since(start).Milliseconds()
+			hooks.Checkpoint(cp)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err // stopped between pages: the checkpoint above is where to go on
+		}
 	}
 	res.Total = matched
 	res.DurationMS = time.Since(start).Milliseconds()

@@ -105,6 +105,30 @@ func (l lengthTagger) Prepare(it *gtc.Item, raw []string, _ bool) (gtc.Prepared,
 	return gtc.Prepared{ManualTags: manual, ComputedTags: it.ComputedTags, Stripped: []string{}}, nil
 }
 
+// recomputeFixture is a store of 25 items of dataset support: it-13 has a tag the tagger
+// refuses, every fourth has its computed tags right already, the others are stale.
+func recomputeFixture(t *testing.T) *sqlite.Store {
+	t.Helper()
+	st := openSQLite(t)
+	for i := range 25 {
+		it := gtc.NewItem("support", fmt.Sprintf("it-%02d", i))
+		it.Bucket = gtc.DeriveBucket(it.DatasetName, it.ID)
+		it.UpdatedAt = time.Date(2025, 1, 2, 10, 0, 0, 0, time.UTC)
+		it.ManualTags = []string{"topic:a", "topic:b"}
+		switch {
+		case i == 13:
+			it.ManualTags = []string{"Bad Tag!"} // fails: one error in the second page
+		case i%4 == 0:
+			it.ComputedTags = []string{"len:2"} // already right: skipped
+		default:
+			it.ComputedTags = []string{"len:0"} // stale: updated
+		}
+		_, err := st.Items().Create(context.Background(), it)
+		require.NoError(t, err)
+	}
+	return st
+}
+
 func openSQLite(t *testing.T) *sqlite.Store {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), sqlite.Options{Path: filepath.Join(t.TempDir(), "gtc.db"), Synchronous: "NORMAL"})
@@ -195,23 +219,7 @@ func spansNamed(spans []sdktrace.ReadOnlySpan, name string) []sdktrace.ReadOnlyS
 func TestRecomputeBatchSpans(t *testing.T) {
 	rec := recordSpans(t)
 	ctx := context.Background()
-	st := openSQLite(t)
-	for i := range 25 {
-		it := gtc.NewItem("support", fmt.Sprintf("it-%02d", i))
-		it.Bucket = gtc.DeriveBucket(it.DatasetName, it.ID)
-		it.UpdatedAt = time.Date(2025, 1, 2, 10, 0, 0, 0, time.UTC)
-		it.ManualTags = []string{"topic:a", "topic:b"}
-		switch {
-		case i == 13:
-			it.ManualTags = []string{"Bad Tag!"} // fails: one error in the second page
-		case i%4 == 0:
-			it.ComputedTags = []string{"len:2"} // already right: skipped
-		default:
-			it.ComputedTags = []string{"len:0"} // stale: updated
-		}
-		_, err := st.Items().Create(ctx, it)
-		require.NoError(t, err)
-	}
+	st := recomputeFixture(t)
 	cur := gtc.NewCurator(gtc.CuratorDeps{Store: tracedStore{st}, Tagger: lengthTagger{}, RecomputeBatch: 10})
 
 	// The per-page counts as the job reports them through its progress hook.

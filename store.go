@@ -90,6 +90,8 @@ type Store interface {
 	Revisions() RevisionStore
 	// Leases are the claims the servers of the store hold while they work (lease.go).
 	Leases() LeaseStore
+	// Jobs are the background jobs of every server of the store (job.go).
+	Jobs() JobStore
 	// Status reports the backend, the index and registry state and the pending-migration
 	// estimate.
 	Status(ctx context.Context) (StoreStatus, error)

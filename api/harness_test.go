@@ -38,6 +38,7 @@ import (
 	"github.com/gtc-dev/gtc/codec"
 	"github.com/gtc-dev/gtc/export"
 	"github.com/gtc-dev/gtc/history"
+	"github.com/gtc-dev/gtc/jobs"
 	"github.com/gtc-dev/gtc/screen"
 	"github.com/gtc-dev/gtc/storage/cosmos"
 	"github.com/gtc-dev/gtc/storage/cosmos/cosmostest"
@@ -139,8 +140,8 @@ func newHarnessWith(t *testing.T, curMod func(*gtc.CuratorDeps), mods ...func(*a
 	tools, err := agent.New(echoTools(calls), agent.Options{Version: "test-version", ResolveCaller: api.CallerResolver(opts.Auth),
 		Authorize: api.AuthorizeTool})
 	require.NoError(t, err)
-	jobs := gtc.NewJobs(clock, 2, time.Hour)
-	t.Cleanup(jobs.Close)
+	runner := jobs.New(jobs.Options{Store: st.Jobs(), Leases: st.Leases(), Clock: clock, Max: 2, Retention: time.Hour})
+	t.Cleanup(runner.Close)
 	arts := t.TempDir()
 	local, err := localfs.Open(arts)
 	require.NoError(t, err)
@@ -153,7 +154,7 @@ func newHarnessWith(t *testing.T, curMod func(*gtc.CuratorDeps), mods ...func(*a
 			return ops, err
 		}})
 	require.NoError(t, err)
-	srv := api.New(api.Deps{Curator: cur, Jobs: jobs, Search: gtc.NewReferenceSearch(st.Items(), 200), Exporter: exp,
+	srv := api.New(api.Deps{Curator: cur, Jobs: runner, Search: gtc.NewReferenceSearch(st.Items(), 200), Exporter: exp,
 		Agent: tools}, opts)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)

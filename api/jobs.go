@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/jobs"
 )
 
 // recomputeParams are the recompute parameters as the server understood them; a job shows
@@ -37,11 +40,7 @@ func (s *Server) handleRecompute(c echo.Context) error {
 	if err := caller.Require(jobRole(JobRecomputeTags), "the job "+JobRecomputeTags); err != nil {
 		return err
 	}
-	job, err := s.jobs.Submit(JobRecomputeTags, caller.UserID, params, func(ctx context.Context, update func(gtc.JobProgress)) (any, error) {
-		res, err := s.cur.RecomputeTags(ctx, req, gtc.RecomputeHooks{Progress: update})
-		s.recomputed(res)
-		return res, err
-	})
+	job, err := s.jobs.Submit(c.Request().Context(), JobRecomputeTags, caller.UserID, params)
 	if busy, ok := errors.AsType[*gtc.JobsBusyError](err); ok {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(busy.RetryAfter/time.Second)))
 	}
@@ -52,10 +51,73 @@ func (s *Server) handleRecompute(c echo.Context) error {
 	return writeJSON(c, http.StatusAccepted, job)
 }
 
+// maxJobErrors bounds the per-item problems a recompute job keeps in its result and its
+// checkpoints, so a stored job stays within gtc.MaxJobDocumentBytes whatever fails.
+const maxJobErrors = 1000
+
+// capErrors keeps the first maxJobErrors problems of res and says how many more there were.
+func capErrors(res *gtc.RecomputeResult) {
+	if n := len(res.Errors); n > maxJobErrors {
+		res.Errors = append(res.Errors[:maxJobErrors:maxJobErrors], fmt.Sprintf("... and %d more", n-maxJobErrors))
+	}
+}
+
+// recomputeJob is the work of a recompute-tags job, on whichever server runs it: from the
+// start, or from the checkpoint of a server that stopped.
+func (s *Server) recomputeJob(ctx context.Context, run *jobs.Run) (any, error) {
+	var params recomputeParams
+	if err := remarshal(run.Job.Params, &params); err != nil {
+		return nil, &gtc.Error{Code: gtc.CodeInternal, Message: "The job's parameters do not read back"}
+	}
+	req := gtc.RecomputeRequest{Dataset: params.Dataset, DryRun: params.DryRun}
+	if params.Status != nil {
+		st := gtc.Status(*params.Status)
+		req.Status = &st
+	}
+	if len(run.Job.Checkpoint) > 0 {
+		var cp gtc.RecomputeCheckpoint
+		if err := json.Unmarshal(run.Job.Checkpoint, &cp); err != nil {
+			return nil, &gtc.Error{Code: gtc.CodeInternal, Message: "The job's checkpoint does not read back"}
+		}
+		req.From = &cp
+	}
+	var last gtc.JobProgress
+	res, err := s.cur.RecomputeTags(ctx, req, gtc.RecomputeHooks{
+		Progress: func(p gtc.JobProgress) {
+			last = p
+			run.Update(p, nil)
+		},
+		Checkpoint: func(cp gtc.RecomputeCheckpoint) {
+			capErrors(&cp.Result)
+			b, err := json.Marshal(cp)
+			if err == nil {
+				run.Update(last, b)
+			}
+		},
+	})
+	if res != nil {
+		capErrors(res)
+	}
+	s.recomputed(res)
+	return res, err
+}
+
+// remarshal reads v (a typed value, or the decoded JSON of a stored one) into out.
+func remarshal(v any, out any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}
+
 func (s *Server) handleGetJob(c echo.Context) error {
-	job, ok := s.jobs.Get(param(c, "id"))
-	if !ok {
+	job, err := s.jobs.Get(c.Request().Context(), param(c, "id"))
+	if errors.Is(err, gtc.ErrNotFound) {
 		return &gtc.Error{Code: gtc.CodeNotFound, Message: "Job not found"}
+	}
+	if err != nil {
+		return err
 	}
 	return writeJSON(c, http.StatusOK, job)
 }

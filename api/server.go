@@ -31,6 +31,7 @@ import (
 	"github.com/gtc-dev/gtc/api/agent"
 	"github.com/gtc-dev/gtc/api/openapi"
 	"github.com/gtc-dev/gtc/export"
+	"github.com/gtc-dev/gtc/jobs"
 )
 
 // FrontendConfig is what GET /v1/config tells the curator web frontend.
@@ -77,7 +78,7 @@ type RequestObserver interface {
 type Server struct {
 	opts   Options
 	cur    *gtc.Curator
-	jobs   *gtc.Jobs
+	jobs   *jobs.Runner
 	search gtc.SearchProvider
 	exp    *export.Exporter
 	agent  *agent.Tools
@@ -99,8 +100,11 @@ type Server struct {
 // Deps are the services the API serves.
 type Deps struct {
 	Curator *gtc.Curator
-	Jobs    *gtc.Jobs          // background jobs; nil makes a runner of 2 with 24 h retention
-	Search  gtc.SearchProvider // reference search; nil answers no results
+	// Jobs runs the background jobs; New registers the job types of the API with it. nil
+	// makes a runner of 2 slots over the curator's store, keeping jobs 24 h, without the
+	// scan that takes over other servers' jobs (its owner would have to Close it).
+	Jobs   *jobs.Runner
+	Search gtc.SearchProvider // reference search; nil answers no results
 	// Exporter runs exports and reads stored snapshots; nil answers the export routes 503.
 	Exporter *export.Exporter
 	// Agent is the agent tool registry; nil serves neither the tool routes nor /mcp. Build
@@ -118,7 +122,7 @@ func New(d Deps, opts Options) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if d.Jobs == nil {
-		d.Jobs = gtc.NewJobs(gtc.SystemClock{}, 2, 24*time.Hour)
+		d.Jobs = jobs.New(jobs.Options{Store: cur.Store().Jobs(), Leases: cur.Store().Leases(), Max: 2, Retention: 24 * time.Hour, Log: log})
 	}
 	if opts.Prefix == "" {
 		opts.Prefix = "/v1"
@@ -140,6 +144,7 @@ func New(d Deps, opts Options) *Server {
 	}
 	s := &Server{opts: opts, cur: cur, jobs: d.Jobs, search: d.Search, exp: d.Exporter, agent: d.Agent, log: log,
 		resolveCaller: CallerResolver(opts.Auth), observer: d.Observer}
+	s.jobs.Handle(JobRecomputeTags, s.recomputeJob)
 	s.long = s.exportRoutes()
 	e := echo.New()
 	e.HideBanner = true

@@ -104,6 +104,7 @@ type Config struct {
 	MaxConcurrentJobs    int      `split_words:"true" default:"2" desc:"background jobs running at once"`
 	JobRetention         Duration `split_words:"true" default:"24h" desc:"how long finished jobs stay readable"`
 	JobsMaxQueued        int      `split_words:"true" default:"16" desc:"jobs waiting for a slot beyond the running ones; more are refused with 429 JOBS_BUSY"`
+	JobLeaseTTL          Duration `split_words:"true" default:"30s" desc:"how long a running job's lease lasts without renewal; servers look for jobs to take over as often"`
 
 	// Curator UI, lists, import, sampling.
 	FrontendDir               string `split_words:"true" desc:"serve the built curator SPA from this directory"`
@@ -373,6 +374,9 @@ func (c *Config) Validate() Problems {
 		p = append(p, fmt.Sprintf("GTC_MAX_CONCURRENT_JOBS=%d: must be at least 1", c.MaxConcurrentJobs))
 	}
 	positive("GTC_JOB_RETENTION", c.JobRetention)
+	if c.JobLeaseTTL < Duration(time.Second) {
+		p = append(p, fmt.Sprintf("GTC_JOB_LEASE_TTL=%s: must be at least 1s", time.Duration(c.JobLeaseTTL)))
+	}
 	if c.JobsMaxQueued < 0 {
 		p = append(p, fmt.Sprintf("GTC_JOBS_MAX_QUEUED=%d: must be 0 (no job waits) or more", c.JobsMaxQueued))
 	}

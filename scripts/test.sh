@@ -78,6 +78,7 @@ race_pkgs=(
   ./storage/blob/         # concurrent uploads
   ./migrate/              # concurrent conversions with group commit
   ./agenttools/           # concurrent bulk tag operations, their locks and repair
+  ./jobs/                 # job runners sharing a store: slots, hand-back, take-over
   ./tagging/              # the registry
   ./cmd/gtc-load/         # the load generator's concurrent clients
   .                       # the job queue

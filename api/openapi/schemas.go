@@ -383,7 +383,7 @@ func recomputeTagsResponse() schema {
 		desc("Outcome of a tag recompute. An unknown dataset gives all zeros.")
 }
 
-// job is a background job. Jobs live in the server's memory.
+// job is a background job. Jobs live in the store, where every server sees them.
 func job() schema {
 	count := func() schema { return integer().min(0) }
 	progress := obj(schema{
@@ -407,9 +407,12 @@ func job() schema {
 			desc("When `succeeded`: the recompute answer. Otherwise null."),
 		"error": nullable(obj(schema{"detail": str(), "code": str()}, "detail", "code")).
 			desc("When `failed`: what went wrong. Otherwise null."),
+		"resumed": count().desc("How many times a server took the job over from one that stopped (shut down, " +
+			"or stopped renewing its lease) and went on from its last checkpoint."),
 	}
 	return obj(props, sortedKeys(props)...).
-		desc("A background job. Finished jobs are kept for `GTC_JOB_RETENTION`; a restart forgets every job.")
+		desc("A background job, kept in the store: any server answers for it, and when the server running it " +
+			"stops, another takes it over. Finished jobs are kept for `GTC_JOB_RETENTION`.")
 }
 
 // tagListResponse is the known-tag set and the static computed keys; POST /tags adds

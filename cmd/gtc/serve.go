@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/api"
 	"github.com/gtc-dev/gtc/config"
 	"github.com/gtc-dev/gtc/export"
+	"github.com/gtc-dev/gtc/jobs"
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -39,14 +39,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	jobs := gtc.NewJobs(gtc.SystemClock{}, cfg.MaxConcurrentJobs, cfg.JobRetention.D())
-	jobs.LimitQueue(cfg.JobsMaxQueued)
+	jo := jobs.Options{Store: a.store.Jobs(), Leases: a.store.Leases(), Max: cfg.MaxConcurrentJobs, MaxQueued: &cfg.JobsMaxQueued,
+		Retention: cfg.JobRetention.D(), LeaseTTL: cfg.JobLeaseTTL.D(), Log: log}
 	opts := serverOptions(cfg)
 	var observer api.RequestObserver
 	if a.metrics != nil {
-		jobs.OnFinish(a.metrics.jobFinished)
-		a.metrics.jobsInFlight(jobs)
+		jo.OnFinish = a.metrics.jobFinished
 		observer, opts.Metrics = a.metrics, a.metrics.handler()
+	}
+	runner := jobs.New(jo)
+	if a.metrics != nil {
+		a.metrics.jobsInFlight(runner)
 	}
 	defer func() {
 		if err := a.Close(); err != nil {
@@ -74,7 +77,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	go a.repairAgentOperations(rctx, bulk)
 	go a.retainSnapshots(rctx, exp)
 
-	srv := api.New(api.Deps{Curator: a.curator, Jobs: jobs, Search: search, Exporter: exp, Agent: tools, Observer: observer, Log: log}, opts)
+	srv := api.New(api.Deps{Curator: a.curator, Jobs: runner, Search: search, Exporter: exp, Agent: tools, Observer: observer, Log: log}, opts)
+	runner.Start() // after api.New, which registers the job types it takes over
 	if err := srv.EnableStatic(api.StaticOptions{Dir: cfg.FrontendDir, Index: cfg.FrontendIndex, CacheSeconds: cfg.FrontendCacheSeconds}); err != nil {
 		return fatal(err)
 	}
@@ -112,8 +116,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// Agent executions get their grace to finish; what is left is logged as not attempted.
 	bulk.Close(sctx)
-	// Jobs live in memory only: those still running are abandoned, as any restart would.
-	jobs.Close()
+	// Running jobs are handed back to the store (queued, with their checkpoints); another
+	// server, or this one's next start, takes them over.
+	runner.Close()
 	return nil
 }
 

@@ -24,6 +24,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gtc-dev/gtc"
+	"github.com/gtc-dev/gtc/jobs"
 	"github.com/gtc-dev/gtc/migrate"
 	"github.com/gtc-dev/gtc/storage/observed"
 )
@@ -158,13 +159,13 @@ func (m *metrics) agentOperation(tool, mode, outcome string) {
 }
 
 // jobsInFlight reports the queued and running jobs of the server at every scrape.
-func (m *metrics) jobsInFlight(jobs *gtc.Jobs) {
-	m.reg.MustRegister(&jobsCollector{jobs: jobs, desc: prometheus.NewDesc("gtc_jobs_in_flight",
+func (m *metrics) jobsInFlight(r *jobs.Runner) {
+	m.reg.MustRegister(&jobsCollector{jobs: r, desc: prometheus.NewDesc("gtc_jobs_in_flight",
 		"Background jobs queued or running, by type and state.", []string{"type", "state"}, nil)})
 }
 
 type jobsCollector struct {
-	jobs *gtc.Jobs
+	jobs *jobs.Runner
 	desc *prometheus.Desc
 }
 
@@ -172,7 +173,7 @@ func (c *jobsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c *jobsCollector) Collect(ch chan<- prometheus.Metric) {
 	counts := map[[2]string]int{}
-	for _, j := range c.jobs.List() {
+	for _, j := range c.jobs.Local() {
 		if j.Status == gtc.JobQueued || j.Status == gtc.JobRunning {
 			counts[[2]string{j.Type, j.Status}]++
 		}

@@ -400,3 +400,36 @@ func (s leases) Get(ctx context.Context, name string) (gtc.Lease, error) {
 	c.end(err)
 	return l, err
 }
+
+type jobs struct {
+	inner gtc.JobStore
+	o     *obs
+}
+
+// observe observes one store call of name that returns a value.
+func observe[T any](o *obs, ctx context.Context, name string, fn func(ctx context.Context) (T, error)) (T, error) {
+	ctx, c := o.start(ctx, name)
+	v, err := fn(ctx)
+	c.end(err)
+	return v, err
+}
+
+func (s jobs) Create(ctx context.Context, j gtc.Job) (gtc.Job, error) {
+	return observe(s.o, ctx, "jobs.Create", func(ctx context.Context) (gtc.Job, error) { return s.inner.Create(ctx, j) })
+}
+
+func (s jobs) Get(ctx context.Context, id string) (gtc.Job, error) {
+	return observe(s.o, ctx, "jobs.Get", func(ctx context.Context) (gtc.Job, error) { return s.inner.Get(ctx, id) })
+}
+
+func (s jobs) Replace(ctx context.Context, j gtc.Job) (gtc.Job, error) {
+	return observe(s.o, ctx, "jobs.Replace", func(ctx context.Context) (gtc.Job, error) { return s.inner.Replace(ctx, j) })
+}
+
+func (s jobs) Unfinished(ctx context.Context, limit int) ([]gtc.Job, error) {
+	return observe(s.o, ctx, "jobs.Unfinished", func(ctx context.Context) ([]gtc.Job, error) { return s.inner.Unfinished(ctx, limit) })
+}
+
+func (s jobs) DeleteFinished(ctx context.Context, t time.Time) (int, error) {
+	return observe(s.o, ctx, "jobs.DeleteFinished", func(ctx context.Context) (int, error) { return s.inner.DeleteFinished(ctx, t) })
+}

@@ -22,6 +22,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx, env migrationEnv) error
 	schemaMigration(schemaV5),
 	schemaMigration(schemaV6),
 	schemaMigration(schemaV7),
+	schemaMigration(schemaV8),
 }
 
 // schemaMigration is a migration that runs one schema script.
@@ -34,7 +35,7 @@ func schemaMigration(script string) func(ctx context.Context, tx *sql.Tx, env mi
 
 // SchemaVersion is the schema version this build writes and understands: the number of
 // embedded migrations.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // migrationEnv is what a migration may draw on besides the transaction.
 type migrationEnv struct {
@@ -293,6 +294,21 @@ CREATE TABLE leases (
   expires INTEGER NOT NULL,
   etag    TEXT NOT NULL
 ) WITHOUT ROWID;
+`
+
+// schemaV8 keeps the jobs of gtc.JobStore: the record's JSON, with the status and the
+// finish time (stored format, sortable as text) as columns for the scan and retention.
+const schemaV8 = `
+CREATE TABLE jobs (
+  id          TEXT PRIMARY KEY,
+  status      TEXT NOT NULL,
+  created_at  TEXT NOT NULL,
+  finished_at TEXT,
+  doc         TEXT NOT NULL,
+  etag        TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX jobs_unfinished ON jobs (created_at) WHERE finished_at IS NULL;
+CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
 `
 
 // migrate applies every embedded migration above the database's user_version, each in its
