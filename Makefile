@@ -58,9 +58,11 @@ bench-history: build
 bench-release: build
 	$(GO) run ./cmd/gtc-bench --suite release --gtc $(BIN) $(RELEASE_FLAGS)
 
-## loadtest: build bin/gtc, then 64 clients for 60 s against it on the embedded SQLite store (curators, editors, explorers, an exporter, an agent); checks that no acknowledged write was lost and prints throughput, latency percentiles, errors and the server's RSS (LOADTEST_FLAGS adds gtc-load flags)
+## loadtest: build bin/gtc, then 64 clients for 60 s against it on the embedded SQLite store (curators, editors, explorers, an exporter, an agent); checks that no acknowledged write was lost and prints throughput, latency percentiles, errors and the server's RSS (LOADTEST_FLAGS adds gtc-load flags). REPLICAS=2 (or more) runs that many servers on one database of the Cosmos DB test server instead, the requests going to them in turn
+REPLICAS ?= 1
 loadtest: build
-	$(GO) run ./cmd/gtc-load --gtc $(BIN) $(LOADTEST_FLAGS)
+	@if [ "$(REPLICAS)" -gt 1 ]; then bash scripts/loadtest-replicas.sh $(BIN) $(REPLICAS) $(LOADTEST_FLAGS); \
+	else $(GO) run ./cmd/gtc-load --gtc $(BIN) $(LOADTEST_FLAGS); fi
 
 ## lint: gofmt, go vet and staticcheck
 lint:

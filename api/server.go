@@ -121,7 +121,7 @@ func New(d Deps, opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if d.Jobs == nil {
+	if d.Jobs == nil && cur != nil {
 		d.Jobs = jobs.New(jobs.Options{Store: cur.Store().Jobs(), Leases: cur.Store().Leases(), Max: 2, Retention: 24 * time.Hour, Log: log})
 	}
 	if opts.Prefix == "" {
@@ -144,7 +144,9 @@ func New(d Deps, opts Options) *Server {
 	}
 	s := &Server{opts: opts, cur: cur, jobs: d.Jobs, search: d.Search, exp: d.Exporter, agent: d.Agent, log: log,
 		resolveCaller: CallerResolver(opts.Auth), observer: d.Observer}
-	s.jobs.Handle(JobRecomputeTags, s.recomputeJob)
+	if s.jobs != nil {
+		s.jobs.Handle(JobRecomputeTags, s.recomputeJob)
+	}
 	s.long = s.exportRoutes()
 	e := echo.New()
 	e.HideBanner = true

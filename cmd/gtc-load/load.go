@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -314,10 +315,10 @@ func runLoad(ctx context.Context, o options, out io.Writer) (*outcome, error) {
 	var idb [4]byte
 	_, _ = crand.Read(idb[:])
 	l := &load{
-		c: loadkit.NewClient(tg.base, o.clients+8, o.timeout),
+		c: tg.client(o.clients+8, o.timeout),
 		// Setup, check and the agent's long calls get a client of their own that --timeout
 		// does not shorten.
-		slow:  loadkit.NewClient(tg.base, 16, max(o.timeout, 10*time.Minute)),
+		slow:  tg.client(16, max(o.timeout, 10*time.Minute)),
 		led:   ledger.New(),
 		rec:   newRecorder(),
 		runID: hex.EncodeToString(idb[:]),
@@ -356,21 +357,63 @@ func runLoad(ctx context.Context, o options, out io.Writer) (*outcome, error) {
 	res.problems = l.rec.notes()
 	res.p99Missed = res.totals.reads.P99 >= o.targetP99 || res.totals.writes.P99 >= o.targetP99
 	l.report(out, o, res, tg.measured(), fig, checkTook)
-	if tg.srv != nil {
-		if err := tg.srv.Stop(); err != nil && res.serverExited == nil {
-			fmt.Fprintf(out, "%-12s stop: %v\n", "server", err)
+	for _, srv := range tg.srvs {
+		if err := srv.Stop(); err != nil && res.serverExited == nil {
+			fmt.Fprintf(out, "%-12s stop %s: %v\n", "server", srv.Base, err)
 		}
 	}
 	return res, nil
 }
 
-// target is the server under load: one gtc-load started, or one given with --url.
+// target is the server under load: one gtc-load started, or one given with --url; or the
+// replicas gtc-load started on one Cosmos DB database (--replicas).
 type target struct {
-	base    string
-	srv     *loadkit.Server     // when gtc-load started it
-	sampler *loadkit.RSSSampler // with --url and --pid
-	pid     int
-	cleanup []func()
+	base     string
+	replicas []string            // the other replicas' root URLs
+	srv      *loadkit.Server     // when gtc-load started it: the first replica, whose RSS is reported
+	srvs     []*loadkit.Server   // every server gtc-load started
+	sampler  *loadkit.RSSSampler // with --url and --pid
+	pid      int
+	cleanup  []func()
+}
+
+// client returns a client that sends its requests to the replicas in turn.
+func (tg *target) client(conns int, timeout time.Duration) *loadkit.Client {
+	c := loadkit.NewClient(tg.base, conns, timeout)
+	c.Replicas = tg.replicas
+	return c
+}
+
+// startReplicas starts o.replicas servers on one new Cosmos DB database.
+func (tg *target) startReplicas(ctx context.Context, o options, dir string, out io.Writer) error {
+	var idb [4]byte
+	_, _ = crand.Read(idb[:])
+	db := "gtc-load-" + hex.EncodeToString(idb[:])
+	env := []string{"GTC_LOG_LEVEL=warn", "GTC_REPO_BACKEND=cosmos", "GTC_COSMOS_ENDPOINT=" + o.cosmosEndpoint,
+		"GTC_COSMOS_KEY=" + o.cosmosKey, "GTC_COSMOS_DB_NAME=" + db, "GTC_COSMOS_CREATE_CONTAINERS=true"}
+	if strings.HasPrefix(o.cosmosEndpoint, "https://localhost") || strings.HasPrefix(o.cosmosEndpoint, "https://127.0.0.1") {
+		env = append(env, "GTC_COSMOS_CONNECTION_VERIFY=false") // a local emulator's self-signed certificate
+	}
+	for i := range o.replicas {
+		rdir := filepath.Join(dir, fmt.Sprintf("replica-%d", i+1))
+		if err := os.MkdirAll(rdir, 0o700); err != nil {
+			return err
+		}
+		srv, err := loadkit.StartServer(ctx, o.gtc, rdir, env...)
+		if err != nil {
+			return fmt.Errorf("start replica %d (%s serve): %w", i+1, o.gtc, err)
+		}
+		tg.srvs = append(tg.srvs, srv)
+		tg.cleanup = append(tg.cleanup, func() { _ = srv.Stop() })
+		if i == 0 {
+			tg.srv, tg.base = srv, srv.Base
+		} else {
+			tg.replicas = append(tg.replicas, srv.Base)
+		}
+		fmt.Fprintf(out, "replica   %d: %s serve on Cosmos DB %s, database %s, on %s, ready after %s\n", i+1, o.gtc, o.cosmosEndpoint, db,
+			srv.Base, srv.ReadyAfter.Round(time.Millisecond))
+	}
+	return nil
 }
 
 func startTarget(ctx context.Context, o options, out io.Writer) (*target, error) {
@@ -393,12 +436,19 @@ func startTarget(ctx context.Context, o options, out io.Writer) (*target, error)
 			tg.cleanup = append(tg.cleanup, func() { _ = os.RemoveAll(dir) })
 		}
 	}
+	if o.replicas > 1 {
+		if err := tg.startReplicas(ctx, o, dir, out); err != nil {
+			tg.close()
+			return nil, err
+		}
+		return tg, nil
+	}
 	srv, err := loadkit.StartServer(ctx, o.gtc, dir, "GTC_LOG_LEVEL=warn")
 	if err != nil {
 		tg.close()
 		return nil, fmt.Errorf("start %s serve: %w", o.gtc, err)
 	}
-	tg.srv, tg.base = srv, srv.Base
+	tg.srv, tg.base, tg.srvs = srv, srv.Base, []*loadkit.Server{srv}
 	// Stop before the data directory goes (cleanups run last first).
 	tg.cleanup = append(tg.cleanup, func() { _ = srv.Stop() })
 	fmt.Fprintf(out, "server    %s serve (embedded SQLite) on %s, data dir %s, ready after %s\n", o.gtc, tg.base, dir, srv.ReadyAfter.Round(time.Millisecond))
@@ -448,10 +498,30 @@ func (tg *target) peak() int64 {
 
 // done is closed when a server gtc-load started exits (nil otherwise: never).
 func (tg *target) done() <-chan struct{} {
-	if tg.srv == nil {
+	if len(tg.srvs) == 0 {
 		return nil
 	}
-	return tg.srv.Done()
+	ch := make(chan struct{})
+	var once sync.Once
+	for _, srv := range tg.srvs {
+		go func() {
+			<-srv.Done()
+			once.Do(func() { close(ch) })
+		}()
+	}
+	return ch
+}
+
+// exited describes the server that exited.
+func (tg *target) exited() error {
+	for _, srv := range tg.srvs {
+		select {
+		case <-srv.Done():
+			return fmt.Errorf("the server %s exited during the load: %v (see %s)", srv.Base, srv.ExitErr(), srv.LogPath)
+		default:
+		}
+	}
+	return errors.New("a server exited during the load")
 }
 
 // rssFigures are the server's resident memory after setup, at its peak during the load
@@ -518,7 +588,7 @@ func (l *load) run(ctx context.Context, o options, rs roles, tg *target) (time.D
 		case <-done:
 			return time.Since(l.start), exited
 		case <-srvDone:
-			exited = fmt.Errorf("the server exited during the load: %v (see %s)", tg.srv.ExitErr(), tg.srv.LogPath)
+			exited = tg.exited()
 			l.stopped.Store(true)
 			srvDone = nil
 		case <-ctxDone:

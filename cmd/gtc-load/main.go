@@ -53,7 +53,9 @@
 //
 // Modes: by default it starts `<--gtc> serve` itself on a temporary data directory with
 // the embedded SQLite store and stops it afterwards, and reports the server's RSS (peak
-// during the load and at the end). With --url it targets a running server instead
+// during the load and at the end). With --replicas N it starts N servers on one Cosmos DB
+// database instead (`make loadtest REPLICAS=2` starts the Cosmos DB test server for them)
+// and reports the first one's RSS. With --url it targets a running server instead
 // (--pid names its process for the RSS figures). On a shared server it leaves its two
 // datasets behind, and the curators' self-serve may claim unassigned drafts of other
 // datasets (they are left assigned to lt-<run>-curator-NN users and never edited).
@@ -79,6 +81,12 @@
 //	--data-dir DIR        with its own server: use this data directory (default: a temporary one)
 //	--keep                keep the temporary data directory and its serve.log
 //	--seed N              random seed for the workload's choices (default: from the clock)
+//	--replicas N          start N servers (at most 8) on one new Cosmos DB database named
+//	                      gtc-load-<random>, and send the requests to them in turn, so a
+//	                      curator's save, an agent's preview and its execution land on
+//	                      different replicas (default 1: one server on SQLite)
+//	--cosmos-endpoint URL with --replicas: the Cosmos DB account or test server
+//	--cosmos-key KEY      with --replicas: its key (default: the emulator's published key)
 package main
 
 import (
@@ -131,7 +139,15 @@ type options struct {
 	dataDir      string
 	keep         bool
 	seed         uint64
+	// replicas servers on one Cosmos DB database, at cosmosEndpoint with cosmosKey.
+	replicas       int
+	cosmosEndpoint string
+	cosmosKey      string
 }
+
+// emulatorKey is the published key of the Cosmos DB emulator (and of the test server), not a
+// secret.
+const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
 
 // maxLibraryItems keeps every agent operation's per-item results within the 1,000 items
 // list_tag_operations returns, so each applied write can enter the ledger.
@@ -157,6 +173,9 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.dataDir, "data-dir", "", "with its own server: use this data directory")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary data directory")
 	fs.Uint64Var(&o.seed, "seed", 0, "random seed (0: from the clock)")
+	fs.IntVar(&o.replicas, "replicas", 1, "servers to start on one Cosmos DB database (needs --cosmos-endpoint when more than 1)")
+	fs.StringVar(&o.cosmosEndpoint, "cosmos-endpoint", "", "with --replicas: the Cosmos DB endpoint")
+	fs.StringVar(&o.cosmosKey, "cosmos-key", emulatorKey, "with --replicas: the Cosmos DB account key")
 	if err := fs.Parse(args); err != nil {
 		return o, usageError{err}
 	}
@@ -182,6 +201,12 @@ func parseFlags(args []string) (options, error) {
 		return o, usageError{errors.New("--pid goes with --url (a server gtc-load starts is measured anyway)")}
 	case o.url != "" && o.dataDir != "":
 		return o, usageError{errors.New("--data-dir goes with a server gtc-load starts, not with --url")}
+	case o.replicas < 1 || o.replicas > 8:
+		return o, usageError{fmt.Errorf("--replicas %d: must be between 1 and 8", o.replicas)}
+	case o.replicas > 1 && o.url != "":
+		return o, usageError{errors.New("--replicas starts its own servers, not with --url")}
+	case o.replicas > 1 && o.cosmosEndpoint == "":
+		return o, usageError{errors.New("--replicas needs --cosmos-endpoint: replicas share a Cosmos DB database (SQLite serves one process)")}
 	}
 	if o.queueItems == 0 {
 		o.queueItems = 200 * o.clients

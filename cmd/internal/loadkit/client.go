@@ -7,13 +7,30 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
-// Client sends JSON requests to one server.
+// Client sends JSON requests to one server, or in turn to the replicas of one service.
 type Client struct {
 	Base string // root URL, without a trailing slash
-	HTTP *http.Client
+	// Replicas are further root URLs of the same service: requests go to Base and to each of
+	// these in turn.
+	Replicas []string
+	HTTP     *http.Client
+	next     atomic.Uint64
+}
+
+// base returns the root URL of the next request.
+func (c *Client) base() string {
+	if len(c.Replicas) == 0 {
+		return c.Base
+	}
+	i := c.next.Add(1) % uint64(len(c.Replicas)+1)
+	if i == 0 {
+		return c.Base
+	}
+	return c.Replicas[i-1]
 }
 
 // NewClient returns a client for base that keeps up to conns connections open and gives
@@ -37,7 +54,7 @@ func (c *Client) DoContext(ctx context.Context, method, path string, body []byte
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, r)
+	req, err := http.NewRequestWithContext(ctx, method, c.base()+path, r)
 	if err != nil {
 		return nil, nil, err
 	}
