@@ -88,6 +88,9 @@ type Runner struct {
 	mu       sync.Mutex
 	handlers map[string]Handler
 	local    map[string]*entry // the jobs queued or running on this server
+	// unwritten are outcomes of jobs that ended here but could not be stored (a full disk,
+	// the store unreachable): this server answers with them, and each scan writes them again.
+	unwritten map[string]gtc.Job
 	queue    []*entry          // FIFO of the jobs waiting here for a slot
 	running  int
 	recent   []time.Duration // run times of the last jobs that finished here, oldest first
@@ -116,7 +119,7 @@ func New(o Options) *Runner {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Runner{store: o.Store, leases: o.Leases, clock: o.Clock, max: max(1, o.Max), maxQueued: maxQueued,
 		retention: o.Retention, ttl: o.LeaseTTL, log: o.Log, onFinish: o.OnFinish, holder: newID("jobs-runner-", o.Clock.Now()),
-		ctx: ctx, cancel: cancel, handlers: map[string]Handler{}, local: map[string]*entry{}}
+		ctx: ctx, cancel: cancel, handlers: map[string]Handler{}, local: map[string]*entry{}, unwritten: map[string]gtc.Job{}}
 }
 
 // Handle registers the work of a job type. Register every type before Start and Submit: a
@@ -357,7 +360,11 @@ func (r *Runner) runOne(e *entry) {
 	}
 	final.Checkpoint = nil
 	if _, werr := w.write(final); werr != nil {
-		r.log.Error("job: writing its outcome failed", "job_id", id, "status", final.Status, "err", werr)
+		r.log.Error("job: writing its outcome failed; this server answers with it and writes it again at its next scan",
+			"job_id", id, "status", final.Status, "err", werr)
+		r.mu.Lock()
+		r.unwritten[id] = final
+		r.mu.Unlock()
 	}
 	span.SetAttributes(attribute.Int("gtc.job.processed", final.Progress.Processed), attribute.Int("gtc.job.updated", final.Progress.Updated),
 		attribute.Int("gtc.job.errors", final.Progress.Errors))
@@ -464,7 +471,34 @@ func (r *Runner) snapshot(id string) *gtc.Job {
 		j := e.job
 		return &j
 	}
+	if j, ok := r.unwritten[id]; ok {
+		return &j
+	}
 	return nil
+}
+
+// writeUnwritten stores the outcomes that could not be stored when their jobs ended, over
+// whatever the store holds (this server held the lease until then).
+func (r *Runner) writeUnwritten(ctx context.Context) {
+	r.mu.Lock()
+	pending := make([]gtc.Job, 0, len(r.unwritten))
+	for _, j := range r.unwritten {
+		pending = append(pending, j)
+	}
+	r.mu.Unlock()
+	for _, j := range pending {
+		cur, err := r.store.Get(ctx, j.ID)
+		if err == nil && !cur.Finished() {
+			j.ETag = cur.ETag
+			_, err = r.store.Replace(ctx, j)
+		}
+		if err != nil && !errors.Is(err, gtc.ErrNotFound) {
+			continue // still failing: the next scan tries again
+		}
+		r.mu.Lock()
+		delete(r.unwritten, j.ID)
+		r.mu.Unlock()
+	}
 }
 
 func safeRun(ctx context.Context, h Handler, run *Run) (result any, err error) {
@@ -511,6 +545,7 @@ const scanLimit = 100
 // renewing) while this server has free slots, and deletes the jobs finished longer ago than
 // the retention period. Start runs it every LeaseTTL.
 func (r *Runner) Scan(ctx context.Context) {
+	r.writeUnwritten(ctx)
 	if r.retention > 0 {
 		if _, err := r.store.DeleteFinished(ctx, r.now().Add(-r.retention)); err != nil {
 			r.log.Warn("jobs: deleting finished jobs failed", "err", err)
@@ -524,6 +559,9 @@ func (r *Runner) Scan(ctx context.Context) {
 	for _, j := range jobs {
 		r.mu.Lock()
 		_, mine := r.local[j.ID]
+		if _, ended := r.unwritten[j.ID]; ended {
+			mine = true
+		}
 		_, known := r.handlers[j.Type]
 		free := !r.closed && r.running < r.max
 		r.mu.Unlock()

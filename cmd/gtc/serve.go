@@ -79,6 +79,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	srv := api.New(api.Deps{Curator: a.curator, Jobs: runner, Search: search, Exporter: exp, Agent: tools, Observer: observer, Log: log}, opts)
 	runner.Start() // after api.New, which registers the job types it takes over
+	defer runner.Close()
 	if err := srv.EnableStatic(api.StaticOptions{Dir: cfg.FrontendDir, Index: cfg.FrontendIndex, CacheSeconds: cfg.FrontendCacheSeconds}); err != nil {
 		return fatal(err)
 	}
@@ -105,6 +106,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Drain: /readyz answers 503, in-flight requests finish, then the store is closed.
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
 	srv.SetDraining()
+	// Running jobs go back to the store at once (queued, with their checkpoints), so another
+	// server resumes them while this one drains; from now on this one takes no new job.
+	runner.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout.D())
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
@@ -116,9 +120,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// Agent executions get their grace to finish; what is left is logged as not attempted.
 	bulk.Close(sctx)
-	// Running jobs are handed back to the store (queued, with their checkpoints); another
-	// server, or this one's next start, takes them over.
-	runner.Close()
 	return nil
 }
 
