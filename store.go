@@ -90,6 +90,9 @@ type Store interface {
 	Revisions() RevisionStore
 	// Leases are the claims the servers of the store hold while they work (lease.go).
 	Leases() LeaseStore
+	// AgentPreviews are the agent tools' dry runs that an execution on any server of the
+	// store may apply (agentpreview.go).
+	AgentPreviews() AgentPreviewStore
 	// Status reports the backend, the index and registry state and the pending-migration
 	// estimate.
 	Status(ctx context.Context) (StoreStatus, error)

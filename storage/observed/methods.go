@@ -400,3 +400,36 @@ func (s leases) Get(ctx context.Context, name string) (gtc.Lease, error) {
 	c.end(err)
 	return l, err
 }
+
+type agentPreviews struct {
+	inner gtc.AgentPreviewStore
+	o     *obs
+}
+
+func (s agentPreviews) Put(ctx context.Context, p gtc.AgentPreview, b gtc.AgentPreviewBounds) (gtc.AgentPreview, error) {
+	ctx, c := s.o.start(ctx, "agentPreviews.Put")
+	out, err := s.inner.Put(ctx, p, b)
+	c.end(err)
+	return out, err
+}
+
+func (s agentPreviews) Get(ctx context.Context, caller, hash string) (gtc.AgentPreview, error) {
+	ctx, c := s.o.start(ctx, "agentPreviews.Get")
+	p, err := s.inner.Get(ctx, caller, hash)
+	c.end(err)
+	return p, err
+}
+
+func (s agentPreviews) SetState(ctx context.Context, p gtc.AgentPreview, state, opID string) (gtc.AgentPreview, error) {
+	ctx, c := s.o.start(ctx, "agentPreviews.SetState")
+	out, err := s.inner.SetState(ctx, p, state, opID)
+	c.end(err)
+	return out, err
+}
+
+func (s agentPreviews) DeleteExpired(ctx context.Context, t time.Time) (int, error) {
+	ctx, c := s.o.start(ctx, "agentPreviews.DeleteExpired")
+	n, err := s.inner.DeleteExpired(ctx, t)
+	c.end(err)
+	return n, err
+}

@@ -146,6 +146,7 @@ func Wrap(s gtc.Store, rec Recorder, opts ...Option) gtc.Store {
 		agentOps: agentOps{inner: s.AgentOperations(), o: o},
 		revs:     revisions{inner: s.Revisions(), o: o},
 		leases:   leases{inner: s.Leases(), o: o},
+		previews: agentPreviews{inner: s.AgentPreviews(), o: o},
 	}
 	base := items{inner: s.Items(), o: o}
 	sampler, samples := s.Items().(gtc.EligibleSampler)
@@ -185,6 +186,7 @@ type store struct {
 	agentOps agentOps
 	revs     revisions
 	leases   leases
+	previews agentPreviews
 }
 
 // Unwrap returns the store being observed.
@@ -198,6 +200,7 @@ func (s *store) Maintenance() gtc.Maintenance             { return s.maint }
 func (s *store) AgentOperations() gtc.AgentOperationStore { return s.agentOps }
 func (s *store) Revisions() gtc.RevisionStore             { return s.revs }
 func (s *store) Leases() gtc.LeaseStore                   { return s.leases }
+func (s *store) AgentPreviews() gtc.AgentPreviewStore     { return s.previews }
 func (s *store) Backend() string                          { return s.inner.Backend() }
 func (s *store) Close() error                             { return s.inner.Close() }
 

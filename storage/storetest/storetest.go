@@ -99,6 +99,7 @@ func Run(t *testing.T, h Harness) {
 		{"Revisions", s.revisionTests()},
 		{"Retention", s.retentionTests()},
 		{"Leases", s.leaseTests()},
+		{"AgentPreviews", s.agentPreviewTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
