@@ -81,8 +81,8 @@ func CheckAgentPreview(p AgentPreview) error {
 	switch {
 	case !isPreviewID(p.ID):
 		return fmt.Errorf("%w: a preview id has 1 to %d letters, digits, '_' or '-'", ErrInvalidArgument, MaxAgentPreviewIDBytes)
-	case p.Caller == "" || len(p.Caller) > MaxAgentPreviewCallerBytes:
-		return fmt.Errorf("%w: a preview's caller has 1 to %d bytes", ErrInvalidArgument, MaxAgentPreviewCallerBytes)
+	case len(p.Caller) > MaxAgentPreviewCallerBytes:
+		return fmt.Errorf("%w: a preview's caller has at most %d bytes", ErrInvalidArgument, MaxAgentPreviewCallerBytes)
 	case p.Hash == "" || len(p.Hash) > MaxAgentPreviewIDBytes:
 		return fmt.Errorf("%w: a preview's hash has 1 to %d bytes", ErrInvalidArgument, MaxAgentPreviewIDBytes)
 	case p.CreatedAt.IsZero() || p.ExpiresAt.Before(p.CreatedAt):

@@ -258,7 +258,6 @@ func (s *suite) previewBadArguments(t *testing.T) {
 	good := s.previewFixture("pv_1", "alice", "h", 0, 1, nil)
 	for name, bad := range map[string]func(p *gtc.AgentPreview){
 		"id with a slash": func(p *gtc.AgentPreview) { p.ID = "pv/1" },
-		"no caller":       func(p *gtc.AgentPreview) { p.Caller = "" },
 		"long caller":     func(p *gtc.AgentPreview) { p.Caller = strings.Repeat("a", gtc.MaxAgentPreviewCallerBytes+1) },
 		"no hash":         func(p *gtc.AgentPreview) { p.Hash = "" },
 		"unknown state":   func(p *gtc.AgentPreview) { p.State = "done" },
