@@ -7,9 +7,8 @@ import (
 
 // ClaimServe registers this process as a server of the database and reports whether it is
 // the only one. A SQLite store is served by one process: what a later request may need
-// besides what the database holds (agent previews, jobs) lives in that process. A second
-// server on the same file still works, with previews and jobs of its own; the caller says
-// so.
+// besides what the database holds (jobs) lives in that process. A second server on the
+// same file still works, with jobs of its own; the caller says so.
 //
 // Every server holds a shared advisory lock on a file beside the database (its path with
 // "-serve" appended) until Close or its exit, however abrupt: the operating system releases
