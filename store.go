@@ -92,6 +92,9 @@ type Store interface {
 	Leases() LeaseStore
 	// Jobs are the background jobs of every server of the store (job.go).
 	Jobs() JobStore
+	// AgentPreviews are the agent tools' dry runs that an execution on any server of the
+	// store may apply (agentpreview.go).
+	AgentPreviews() AgentPreviewStore
 	// Status reports the backend, the index and registry state and the pending-migration
 	// estimate.
 	Status(ctx context.Context) (StoreStatus, error)

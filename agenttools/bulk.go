@@ -26,8 +26,8 @@ type TagSaver interface {
 type BulkOptions struct {
 	MaxItems         int           // GTC_AGENT_MAX_ITEMS
 	PreviewTTL       time.Duration // GTC_AGENT_PREVIEW_TTL
-	CacheSize        int           // GTC_AGENT_PREVIEW_CACHE_SIZE
-	CacheItems       int           // GTC_AGENT_PREVIEW_CACHE_ITEMS
+	CacheSize        int           // GTC_AGENT_PREVIEW_CACHE_SIZE: previews kept in the store
+	CacheItems       int           // GTC_AGENT_PREVIEW_CACHE_ITEMS: change entries across them
 	PerUser          int           // GTC_AGENT_PREVIEWS_PER_USER
 	WritesPerSecond  int           // GTC_AGENT_WRITES_PER_SECOND
 	MaxConcurrentOps int           // GTC_AGENT_MAX_CONCURRENT_OPS
@@ -55,7 +55,10 @@ type BulkDeps struct {
 	Saver TagSaver
 	Audit gtc.AgentOperationStore
 	// Leases hold the executions' tag locks, where every server of the store sees them.
-	Leases   gtc.LeaseStore
+	Leases gtc.LeaseStore
+	// Previews keep the dry runs, where an execution on every server of the store finds
+	// them.
+	Previews gtc.AgentPreviewStore
 	Pipeline *tagging.Pipeline
 	// Known returns the tag vocabulary (the manual-tag providers).
 	Known func(ctx context.Context) ([]string, error)
@@ -75,6 +78,7 @@ type Bulk struct {
 	saver          TagSaver
 	audit          gtc.AgentOperationStore
 	leases         gtc.LeaseStore
+	previews       gtc.AgentPreviewStore
 	pipe           *tagging.Pipeline
 	reg            *tagging.Registry
 	known          func(ctx context.Context) ([]string, error)
@@ -87,10 +91,11 @@ type Bulk struct {
 	idMu    sync.Mutex
 	entropy io.Reader
 
-	mu       sync.Mutex
-	previews *previewCache
-	running  map[string]*execution // by operation id
-	closed   bool
+	mu      sync.Mutex
+	running map[string]*execution // by operation id
+	closed  bool
+	// swept is when expired previews were last deleted (sweepPreviews).
+	swept time.Time
 
 	limiter *tokenBucket
 	baseCtx context.Context
@@ -139,9 +144,9 @@ func NewBulk(d BulkDeps, o BulkOptions) *Bulk {
 		groups[strings.TrimSuffix(p, ":")] = true
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Bulk{items: d.Items, saver: d.Saver, audit: d.Audit, leases: d.Leases, pipe: d.Pipeline, reg: reg, known: d.Known,
+	return &Bulk{items: d.Items, saver: d.Saver, audit: d.Audit, leases: d.Leases, previews: d.Previews, pipe: d.Pipeline, reg: reg, known: d.Known,
 		clock: d.Clock, sleep: d.Sleep, log: d.Log, opts: o, computedGroups: groups, entropy: ulid.Monotonic(d.Entropy, 0),
-		previews: newPreviewCache(o.CacheSize, o.CacheItems, o.PerUser), running: map[string]*execution{},
+		running: map[string]*execution{},
 		limiter: newTokenBucket(o.WritesPerSecond, d.Clock, d.Sleep), baseCtx: ctx, cancel: cancel}
 }
 
@@ -210,7 +215,7 @@ func (b *Bulk) ManageTags(ctx context.Context, call ToolCall, args map[string]an
 		return *bad
 	}
 	if !argBool(args, "dry_run", true) {
-		return b.execute(ctx, call, a)
+		return b.execute(ctx, call, a, nil)
 	}
 	rctx, cancel := context.WithTimeout(ctx, b.opts.ToolTimeout)
 	defer cancel()
@@ -241,7 +246,7 @@ func (b *Bulk) UndoTagOperation(ctx context.Context, call ToolCall, args map[str
 		return *bad
 	}
 	if !argBool(args, "dry_run", true) {
-		return b.execute(ctx, call, a)
+		return b.execute(ctx, call, a, target)
 	}
 	p, err := b.planUndo(rctx, a, target)
 	if err != nil {
@@ -280,16 +285,25 @@ func (b *Bulk) undoTarget(ctx context.Context, call ToolCall, id string) (*gtc.A
 	return op, nil
 }
 
-// storePreview keeps a preview of p (unless it changes nothing) and answers it.
+// storePreview keeps a preview of p in the store (unless it changes nothing) and answers
+// it.
 func (b *Bulk) storePreview(ctx context.Context, call ToolCall, p *plan) ToolResult {
 	now := b.now()
-	var pv *preview
+	var pv *gtc.AgentPreview
 	if len(p.changes) > 0 {
-		pv = &preview{id: b.newID("pv_"), caller: call.Caller.UserID, hash: p.args.hash(), plan: p,
-			createdAt: now, expiresAt: now.Add(b.opts.PreviewTTL), state: previewOpen}
-		b.mu.Lock()
-		b.previews.put(pv)
-		b.mu.Unlock()
+		ctx, cancel := context.WithTimeout(ctx, b.opts.ToolTimeout)
+		defer cancel()
+		data, err := encodePlan(p)
+		if err != nil {
+			return b.readFailure(ctx, "keep the preview", err)
+		}
+		kept, err := b.previews.Put(ctx, gtc.AgentPreview{ID: b.newID("pv_"), Caller: call.Caller.UserID, Hash: p.args.hash(),
+			CreatedAt: now, ExpiresAt: now.Add(b.opts.PreviewTTL), State: gtc.AgentPreviewOpen, Changes: len(p.changes), Plan: data},
+			gtc.AgentPreviewBounds{PerUser: b.opts.PerUser, Total: b.opts.CacheSize, TotalChanges: b.opts.CacheItems})
+		if err != nil {
+			return b.readFailure(ctx, "keep the preview", err)
+		}
+		pv = &kept
 		if running := b.lockHolder(ctx, lockNames(p.args)); running != "" {
 			p.notes = append(p.notes, "Warning: operation "+running+" on the same tag is running now; an execution will wait for it (TAG_BUSY).")
 		}

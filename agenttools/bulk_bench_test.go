@@ -106,7 +106,7 @@ func benchBulk(b *testing.B, n int) (*Bulk, func()) {
 	vals, _ := tagging.NewValidators([]string{"exclusive_group"}, groups.Schema())
 	pipe := tagging.NewPipeline(reg, vals, nil)
 	cur := gtc.NewCurator(gtc.CuratorDeps{Store: st, Tagger: pipe})
-	bulk := NewBulk(BulkDeps{Items: st.Items(), Saver: cur, Audit: newMemAudit(), Leases: st.Leases(), Pipeline: pipe,
+	bulk := NewBulk(BulkDeps{Items: st.Items(), Saver: cur, Audit: newMemAudit(), Leases: st.Leases(), Previews: st.AgentPreviews(), Pipeline: pipe,
 		Known: func(context.Context) ([]string, error) { return []string{"topic:install"}, nil }},
 		BulkOptions{WritesPerSecond: 1_000_000_000, ExecWait: time.Hour})
 	return bulk, func() { bulk.Close(ctx); _ = st.Close() }

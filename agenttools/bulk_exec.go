@@ -89,51 +89,89 @@ func (e *execution) snapshot() (gtc.AgentOperation, int) {
 }
 
 // execute runs a previewed operation: permission, the matching preview, slots and
-// tag locks, the audit header, then the writes, detached from the request.
-func (b *Bulk) execute(ctx context.Context, call ToolCall, a opArgs) ToolResult {
+// tag locks, the audit header, then the writes, detached from the request. target is the
+// operation an undo reverts (nil otherwise).
+func (b *Bulk) execute(ctx context.Context, call ToolCall, a opArgs, target *gtc.AgentOperation) ToolResult {
 	if !b.canWrite(call.Caller) {
 		return ToolFailure(CodeForbidden, "Forbidden: executing tag changes needs one of the roles "+joinQuoted(b.opts.WriteRoles)+"; previews are open to everyone.", nil)
 	}
+	// A preview that changed between its read and its consumption (a new dry run of the
+	// same parameters, or another server's execution that could not start and gave it back)
+	// is read again.
+	for range consumeAttempts {
+		if r, again := b.tryExecute(ctx, call, a, target); !again {
+			return r
+		}
+	}
+	return ToolFailure(CodeBusy, "Not executed: the preview kept changing while it was being executed (a new dry run of the same parameters, or an execution on another server); try again.", nil)
+}
+
+// consumeAttempts bounds how many times execute reads a preview that changed before it
+// could consume it.
+const consumeAttempts = 3
+
+// noPreview answers an execution without a preview to apply.
+func noPreview() ToolResult {
+	return ToolFailure(CodeNoPreview, "Not executed: you have no preview for exactly these parameters (none, or it expired or was evicted). Call with dry_run=true first, show it to the user, then repeat with dry_run=false.", nil)
+}
+
+// alreadyExecuted answers an execution of a preview that operation opID consumed.
+func (b *Bulk) alreadyExecuted(ctx context.Context, opID string) ToolResult {
+	status := gtc.AgentOpRunning
+	if op, err := b.audit.Get(ctx, opID); err == nil {
+		status = op.Status
+	}
+	return ToolFailure(CodeAlreadyExecuted, "Not executed again: this preview was already executed as "+opID+" ("+status+"). Preview again for a new change.",
+		map[string]any{"operationId": opID, "status": status})
+}
+
+// tryExecute is one attempt of execute; again reports a preview that changed before this
+// attempt could consume it.
+func (b *Bulk) tryExecute(ctx context.Context, call ToolCall, a opArgs, target *gtc.AgentOperation) (_ ToolResult, again bool) {
+	b.mu.Lock()
+	closed := b.closed
+	b.mu.Unlock()
+	if closed {
+		return shuttingDown(), false
+	}
 	now := b.now()
-	hash := a.hash()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.ToolTimeout)
+	defer cancel()
+	pv, err := b.previews.Get(sctx, call.Caller.UserID, a.hash())
+	switch {
+	case isNotFound(err):
+		return noPreview(), false
+	case err != nil:
+		return b.internal(ctx, "read the preview", err, false), false
+	case pv.State == gtc.AgentPreviewConsumed:
+		return b.alreadyExecuted(ctx, pv.OperationID), false
+	case now.After(pv.ExpiresAt):
+		return ToolFailure(CodePreviewExpired, "Not executed: the preview "+pv.ID+" expired at "+ContentTime(pv.ExpiresAt)+". Preview again, show it to the user, then execute.",
+			map[string]any{"previewId": pv.ID, "expiredAt": DataTime(pv.ExpiresAt)}), false
+	}
+	p, err := decodePlan(pv.Plan)
+	if err != nil {
+		return b.internal(ctx, "read the preview", err, false), false
+	}
+	p.target = target
+
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return ToolFailure(CodeBusy, "Not executed: the server is shutting down; try again in a minute (the preview is kept only until the restart).", nil)
-	}
-	pv := b.previews.get(call.Caller.UserID, hash)
-	switch {
-	case pv == nil:
-		b.mu.Unlock()
-		return ToolFailure(CodeNoPreview, "Not executed: you have no preview for exactly these parameters (none, or it expired or was evicted). Call with dry_run=true first, show it to the user, then repeat with dry_run=false.", nil)
-	case pv.state == previewConsumed:
-		opID := pv.opID
-		b.mu.Unlock()
-		status := gtc.AgentOpRunning
-		if op, err := b.audit.Get(ctx, opID); err == nil {
-			status = op.Status
-		}
-		return ToolFailure(CodeAlreadyExecuted, "Not executed again: this preview was already executed as "+opID+" ("+status+"). Preview again for a new change.",
-			map[string]any{"operationId": opID, "status": status})
-	case now.After(pv.expiresAt):
-		b.mu.Unlock()
-		return ToolFailure(CodePreviewExpired, "Not executed: the preview "+pv.id+" expired at "+ContentTime(pv.expiresAt)+". Preview again, show it to the user, then execute.",
-			map[string]any{"previewId": pv.id, "expiredAt": DataTime(pv.expiresAt)})
+		return shuttingDown(), false
 	}
 	if len(b.running) >= b.opts.MaxConcurrentOps {
 		b.mu.Unlock()
-		return ToolFailure(CodeBusy, "Not executed: the server is running as many tag operations as it allows; try again shortly. The preview stays valid.", nil)
+		return ToolFailure(CodeBusy, "Not executed: the server is running as many tag operations as it allows; try again shortly. The preview stays valid.", nil), false
 	}
-	p := pv.plan
 	opID := b.newID("op_")
-	pv.state, pv.opID = previewConsumed, opID
 	argsJSON, _ := json.Marshal(a.wire()) // strings and nils cannot fail
 	ua := []rune(call.UserAgent)
 	if len(ua) > 200 {
 		ua = ua[:200]
 	}
 	op := &gtc.AgentOperation{OperationID: opID, Kind: a.Operation, Actor: call.Caller.UserID, Via: call.Via, Args: argsJSON,
-		Tags: a.tags(), UserAgent: string(ua), PreviewID: pv.id, PreviewedAt: pv.createdAt, StartedAt: now, Status: gtc.AgentOpRunning,
+		Tags: a.tags(), UserAgent: string(ua), PreviewID: pv.ID, PreviewedAt: pv.CreatedAt, StartedAt: now, Status: gtc.AgentOpRunning,
 		Counts:            gtc.AgentOpCounts{Planned: len(p.changes)},
 		ExcludedAtPreview: gtc.AgentOpExcluded{Unchanged: p.unchanged, Conflict: len(p.skipped)}}
 	if a.Operation == gtc.AgentKindUndo {
@@ -146,37 +184,78 @@ func (b *Bulk) execute(ctx context.Context, call ToolCall, a opArgs) ToolResult 
 	b.wg.Add(1)
 	b.mu.Unlock()
 
+	// The preview is consumed by one execution, on whichever server: a write conditional on
+	// the version read.
+	consumed, err := b.previews.SetState(sctx, pv, gtc.AgentPreviewConsumed, opID)
+	if err != nil {
+		b.release(ex, nil, false)
+		return b.lostPreview(ctx, sctx, call, a, opID, err)
+	}
+
 	// The caller's lease first: a second execution of one user is BUSY whatever its tags.
 	leases, busy, err := b.takeLocks(context.WithoutCancel(ctx), opID, append([]string{userLockName(op.Actor)}, lockNames(a)...))
 	if err != nil {
-		b.release(ex, pv, true)
-		return b.internal(ctx, "lock the tags", err, false)
+		b.release(ex, &consumed, true)
+		return b.internal(ctx, "lock the tags", err, false), false
 	}
 	if busy != nil {
-		b.release(ex, pv, true)
+		b.release(ex, &consumed, true)
 		holder := busy.Holder
 		if busy.Name == userLockName(op.Actor) {
 			return ToolFailure(CodeBusy, "Not executed: your operation "+holder+" is still running; one at a time per user. The preview stays valid.",
-				map[string]any{"operationId": holder, "actor": op.Actor})
+				map[string]any{"operationId": holder, "actor": op.Actor}), false
 		}
 		actor := "another user"
 		if other, err := b.audit.Get(ctx, holder); err == nil {
 			actor = other.Actor
 		}
 		return ToolFailure(CodeTagBusy, "Not executed: operation "+holder+" by "+actor+" is changing the same tag; try again when it has finished. The preview stays valid.",
-			map[string]any{"operationId": holder, "actor": actor})
+			map[string]any{"operationId": holder, "actor": actor}), false
 	}
 	ex.leases = leases
 	if err := b.begin(ctx, op); err != nil {
-		b.release(ex, pv, true)
+		b.release(ex, &consumed, true)
 		if errors.Is(err, gtc.ErrConflict) {
-			return ToolFailure(CodeAlreadyUndone, "Not undone: "+a.OperationID+" was undone by another operation meanwhile.", map[string]any{"operationId": a.OperationID})
+			return ToolFailure(CodeAlreadyUndone, "Not undone: "+a.OperationID+" was undone by another operation meanwhile.", map[string]any{"operationId": a.OperationID}), false
 		}
-		return b.internal(ctx, "start the operation", err, false)
+		return b.internal(ctx, "start the operation", err, false), false
 	}
 	go b.heartbeat(ex)
 	go b.run(ex)
-	return b.await(ctx, ex)
+	return b.await(ctx, ex), false
+}
+
+func shuttingDown() ToolResult {
+	return ToolFailure(CodeBusy, "Not executed: the server is shutting down; try again in a minute. The preview stays valid.", nil)
+}
+
+// lostPreview answers an execution whose preview could not be consumed (err): another
+// execution consumed it (ALREADY_EXECUTED naming it), it went (NO_PREVIEW), or it changed
+// and is read again (again).
+func (b *Bulk) lostPreview(ctx, sctx context.Context, call ToolCall, a opArgs, opID string, err error) (_ ToolResult, again bool) {
+	switch {
+	case isNotFound(err):
+		return noPreview(), false
+	case !errors.Is(err, gtc.ErrPreconditionFailed):
+		return b.internal(ctx, "consume the preview", err, false), false
+	}
+	now, err := b.previews.Get(sctx, call.Caller.UserID, a.hash())
+	switch {
+	case isNotFound(err):
+		return noPreview(), false
+	case err != nil:
+		return b.internal(ctx, "read the preview", err, false), false
+	case now.State == gtc.AgentPreviewConsumed && now.OperationID == opID:
+		// This attempt's own write, applied before a failure of its request was reported:
+		// it did not start, so the preview goes back.
+		if _, err := b.previews.SetState(sctx, now, gtc.AgentPreviewOpen, ""); err != nil &&
+			!errors.Is(err, gtc.ErrPreconditionFailed) && !errors.Is(err, gtc.ErrNotFound) {
+			return b.internal(ctx, "consume the preview", err, false), false
+		}
+	case now.State == gtc.AgentPreviewConsumed:
+		return b.alreadyExecuted(ctx, now.OperationID), false
+	}
+	return ToolResult{}, true
 }
 
 // begin records the undo on its target (at most once) and writes the audit header.
@@ -206,20 +285,25 @@ func (b *Bulk) await(ctx context.Context, ex *execution) ToolResult {
 	return runningResult(&op, ex.plan, processed)
 }
 
-// release frees the slots and locks of ex; reopen puts its preview back when it did not
-// start.
-func (b *Bulk) release(ex *execution, pv *preview, reopen bool) {
+// release frees the slots and locks of ex; reopen puts its preview, which ex consumed,
+// back when ex did not start (a lost race is no matter: someone else changed it).
+func (b *Bulk) release(ex *execution, pv *gtc.AgentPreview, reopen bool) {
 	ex.mu.Lock()
 	leases := ex.leases
 	ex.leases = nil
 	ex.mu.Unlock()
 	b.dropLocks(leases)
+	if reopen && pv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), b.opts.ToolTimeout)
+		if _, err := b.previews.SetState(ctx, *pv, gtc.AgentPreviewOpen, ""); err != nil &&
+			!errors.Is(err, gtc.ErrPreconditionFailed) && !errors.Is(err, gtc.ErrNotFound) {
+			b.log.Warn("agent operation: reopening its preview failed", "operation_id", ex.op.OperationID, "preview_id", pv.ID, "err", err)
+		}
+		cancel()
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.running, ex.op.OperationID)
-	if reopen && pv != nil {
-		pv.state, pv.opID = previewOpen, ""
-	}
 	b.wg.Done()
 }
 

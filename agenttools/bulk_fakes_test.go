@@ -222,7 +222,7 @@ func newBulkEnv(t *testing.T, opts BulkOptions) *bulkEnv {
 	if opts.WritesPerSecond == 0 {
 		opts.WritesPerSecond = 1_000_000
 	}
-	e.bulk = NewBulk(BulkDeps{Items: readOnlyItems{st.Items()}, Saver: e.saver, Audit: e.audit, Leases: st.Leases(), Pipeline: pipe, Clock: clock,
+	e.bulk = NewBulk(BulkDeps{Items: readOnlyItems{st.Items()}, Saver: e.saver, Audit: e.audit, Leases: st.Leases(), Previews: st.AgentPreviews(), Pipeline: pipe, Clock: clock,
 		Known: func(context.Context) ([]string, error) { return e.known, nil },
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			e.sleepMu.Lock()
@@ -233,6 +233,17 @@ func newBulkEnv(t *testing.T, opts BulkOptions) *bulkEnv {
 		}}, opts)
 	t.Cleanup(func() { e.bulk.Close(context.Background()) })
 	return e
+}
+
+// kept reports whether user has a preview of the merge of from into to in e's store.
+func (e *bulkEnv) kept(user, from, to string) bool {
+	e.t.Helper()
+	_, err := e.store.AgentPreviews().Get(context.Background(), user,
+		opArgs{Tool: ToolManageTags, Operation: "merge_tags", TagFrom: from, TagTo: to}.hash())
+	if err != nil {
+		require.ErrorIs(e.t, err, gtc.ErrNotFound)
+	}
+	return err == nil
 }
 
 // add creates an item of dataset ds with one user turn msg and the manual tags.

@@ -1,93 +1,132 @@
 package agenttools
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/gtc-dev/gtc"
 )
 
-// Preview states.
-const (
-	previewOpen     = "open"
-	previewConsumed = "consumed"
-)
+// Previews are kept in the store (gtc.AgentPreviewStore), so that an execution on any
+// server of the store applies a dry run made on any other. The store keeps the plan as the
+// bytes encodePlan makes: the plan's JSON (storedPlan), gzip-compressed, since the plan of
+// 10,000 changes is several megabytes of repetitive text.
 
-// preview is a kept dry run: what an execution may apply.
-type preview struct {
-	id        string
-	caller    string
-	hash      string
-	plan      *plan
-	createdAt time.Time
-	expiresAt time.Time
-	state     string
-	opID      string // the operation that consumed it
+// planFormat is the version of storedPlan; a plan of another version is not executed.
+const planFormat = 1
+
+// storedPlan is a plan as a preview keeps it. An undo's target operation is not kept: the
+// execution reads it again.
+type storedPlan struct {
+	Format           int            `json:"format"`
+	Args             storedArgs     `json:"args"`
+	Matched          int            `json:"matched"`
+	Changes          []storedChange `json:"changes"`
+	Unchanged        int            `json:"unchanged"`
+	Skipped          []storedSkip   `json:"skipped,omitzero"`
+	ByDataset        map[string]int `json:"byDataset"`
+	AlreadyHadTarget int            `json:"alreadyHadTarget"`
+	Notes            []string       `json:"notes,omitzero"`
 }
 
-func (p *preview) key() string { return p.caller + "\x00" + p.hash }
-
-// previewCache keeps previews in process memory within three bounds: how many in all, how
-// many change entries across them, and how many per caller. The oldest go first. Callers
-// hold Bulk.mu.
-type previewCache struct {
-	size, items, perUser int
-	order                []*preview // oldest first
-	byKey                map[string]*preview
-	total                int // change entries held
+type storedArgs struct {
+	Tool        string   `json:"tool"`
+	Operation   string   `json:"operation"`
+	Tag         string   `json:"tag,omitzero"`
+	TagFrom     string   `json:"tagFrom,omitzero"`
+	TagTo       string   `json:"tagTo,omitzero"`
+	Keyword     string   `json:"keyword,omitzero"`
+	Dataset     string   `json:"dataset,omitzero"`
+	Status      string   `json:"status,omitzero"`
+	Tags        []string `json:"tags,omitzero"`
+	OperationID string   `json:"operationId,omitzero"`
 }
 
-func newPreviewCache(size, items, perUser int) *previewCache {
-	return &previewCache{size: size, items: items, perUser: perUser, byKey: map[string]*preview{}}
+// storedChange is a change; a nil tag list is left out, so it reads back nil, and an empty
+// one is written [].
+type storedChange struct {
+	DatasetName      string     `json:"datasetName"`
+	Bucket           string     `json:"bucket"`
+	ID               string     `json:"id"`
+	Status           gtc.Status `json:"status"`
+	Question         string     `json:"question"`
+	ETag             string     `json:"etag"`
+	Before           []string   `json:"before,omitzero"`
+	After            []string   `json:"after,omitzero"`
+	AlreadyHadTarget bool       `json:"alreadyHadTarget,omitzero"`
 }
 
-// get returns the preview of (caller, hash), or nil.
-func (c *previewCache) get(caller, hash string) *preview { return c.byKey[caller+"\x00"+hash] }
+type storedSkip struct {
+	DatasetName string `json:"datasetName"`
+	Bucket      string `json:"bucket"`
+	ID          string `json:"id"`
+	Reason      string `json:"reason"`
+}
 
-// put keeps p, replacing the caller's preview of the same arguments, and evicts the oldest
-// previews past the bounds.
-func (c *previewCache) put(p *preview) {
-	if old := c.byKey[p.key()]; old != nil {
-		c.remove(old)
+// encodePlan turns p into the bytes a preview keeps.
+func encodePlan(p *plan) ([]byte, error) {
+	a := p.args
+	sp := storedPlan{Format: planFormat, Args: storedArgs{Tool: a.Tool, Operation: a.Operation, Tag: a.Tag, TagFrom: a.TagFrom,
+		TagTo: a.TagTo, Keyword: a.Keyword, Dataset: a.Dataset, Status: a.Status, Tags: a.Tags, OperationID: a.OperationID},
+		Matched: p.matched, Changes: make([]storedChange, len(p.changes)), Unchanged: p.unchanged,
+		ByDataset: p.byDataset, AlreadyHadTarget: p.alreadyHadTarget, Notes: p.notes}
+	for i, c := range p.changes {
+		sp.Changes[i] = storedChange{DatasetName: c.key.DatasetName, Bucket: c.key.Bucket, ID: c.key.ID, Status: c.status,
+			Question: c.question, ETag: c.etag, Before: c.before, After: c.after, AlreadyHadTarget: c.alreadyHadTarget}
 	}
-	c.order = append(c.order, p)
-	c.byKey[p.key()] = p
-	c.total += len(p.plan.changes)
-	mine := 0
-	for _, q := range c.order {
-		if q.caller == p.caller {
-			mine++
+	if len(p.skipped) > 0 {
+		sp.Skipped = make([]storedSkip, len(p.skipped))
+		for i, s := range p.skipped {
+			sp.Skipped[i] = storedSkip{DatasetName: s.key.DatasetName, Bucket: s.key.Bucket, ID: s.key.ID, Reason: s.reason}
 		}
 	}
-	for i := 0; mine > c.perUser && i < len(c.order); {
-		if q := c.order[i]; q.caller == p.caller && q != p {
-			c.remove(q)
-			mine--
-			continue
-		}
-		i++
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed) // a valid level cannot fail
+	if err := json.MarshalWrite(zw, sp); err != nil {
+		return nil, fmt.Errorf("encode the plan: %w", err)
 	}
-	for (len(c.order) > c.size || c.total > c.items) && len(c.order) > 1 {
-		c.remove(c.order[0])
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("encode the plan: %w", err)
 	}
+	return buf.Bytes(), nil
 }
 
-func (c *previewCache) remove(p *preview) {
-	for i, q := range c.order {
-		if q == p {
-			c.order = append(c.order[:i], c.order[i+1:]...)
-			break
-		}
+// decodePlan reads back a plan encodePlan made.
+func decodePlan(data []byte) (*plan, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("decode the plan: %w", err)
 	}
-	if c.byKey[p.key()] == p {
-		delete(c.byKey, p.key())
+	var sp storedPlan
+	if err := json.UnmarshalRead(zr, &sp); err != nil {
+		return nil, fmt.Errorf("decode the plan: %w", err)
 	}
-	c.total -= len(p.plan.changes)
+	if sp.Format != planFormat {
+		return nil, fmt.Errorf("decode the plan: format %d, not %d", sp.Format, planFormat)
+	}
+	a := sp.Args
+	p := &plan{args: opArgs{Tool: a.Tool, Operation: a.Operation, Tag: a.Tag, TagFrom: a.TagFrom, TagTo: a.TagTo, Keyword: a.Keyword,
+		Dataset: a.Dataset, Status: a.Status, Tags: a.Tags, OperationID: a.OperationID},
+		matched: sp.Matched, changes: make([]change, len(sp.Changes)), unchanged: sp.Unchanged, byDataset: sp.ByDataset,
+		alreadyHadTarget: sp.AlreadyHadTarget, notes: sp.Notes}
+	if p.byDataset == nil {
+		p.byDataset = map[string]int{}
+	}
+	for i, c := range sp.Changes {
+		p.changes[i] = change{key: gtc.Key{DatasetName: c.DatasetName, Bucket: c.Bucket, ID: c.ID}, status: c.Status,
+			question: c.Question, etag: c.ETag, before: c.Before, after: c.After, alreadyHadTarget: c.AlreadyHadTarget}
+	}
+	for _, s := range sp.Skipped {
+		p.skipped = append(p.skipped, skip{key: gtc.Key{DatasetName: s.DatasetName, Bucket: s.Bucket, ID: s.ID}, reason: s.Reason})
+	}
+	return p, nil
 }
-
-// len returns how many previews are kept.
-func (c *previewCache) len() int { return len(c.order) }
 
 // tokenBucket limits item writes per second across every execution.
 // It starts empty, so n writes take at least n/rate seconds, and holds at most one second

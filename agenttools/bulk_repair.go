@@ -16,7 +16,10 @@ import (
 // interrupted. Run it at startup, before executions are served, and then every
 // BulkOptions.LeaseTTL: a server killed mid-execution is reported within twice that (a
 // minute by default) by whichever server repairs first. It returns how many operations it repaired.
+//
+// Every hour at most, it also deletes the previews that expired more than previewKeep ago.
 func (b *Bulk) Repair(ctx context.Context) (int, error) {
+	b.sweepPreviews(ctx)
 	ops, err := b.audit.Running(ctx)
 	if err != nil {
 		return 0, err
@@ -98,4 +101,34 @@ func (b *Bulk) Retain(ctx context.Context, days int) (int, error) {
 		return 0, nil
 	}
 	return b.audit.DeleteBefore(ctx, b.now().Add(-time.Duration(days)*24*time.Hour))
+}
+
+const (
+	// previewSweepEvery is how often Repair deletes expired previews.
+	previewSweepEvery = time.Hour
+	// previewKeep is how long past its expiry a preview is kept, so that an execution is
+	// still told it expired (PREVIEW_EXPIRED) or was executed (ALREADY_EXECUTED).
+	previewKeep = time.Hour
+)
+
+// sweepPreviews deletes the previews that expired more than previewKeep ago, unless it did
+// less than previewSweepEvery ago. A failure is logged; the next sweep tries again.
+func (b *Bulk) sweepPreviews(ctx context.Context) {
+	now := b.now()
+	b.mu.Lock()
+	due := b.swept.IsZero() || now.Sub(b.swept) >= previewSweepEvery
+	if due {
+		b.swept = now
+	}
+	b.mu.Unlock()
+	if !due {
+		return
+	}
+	n, err := b.previews.DeleteExpired(ctx, now.Add(-previewKeep))
+	switch {
+	case err != nil && ctx.Err() == nil:
+		b.log.Warn("deleting expired agent previews failed", "err", err)
+	case n > 0:
+		b.log.Info("expired agent previews deleted", "count", n)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 func (e *bulkEnv) secondServer(t *testing.T) *Bulk {
 	t.Helper()
 	b := NewBulk(BulkDeps{Items: readOnlyItems{e.store.Items()}, Saver: e.saver, Audit: e.audit, Leases: e.store.Leases(),
-		Pipeline: e.pipe, Clock: e.clock, Known: func(context.Context) ([]string, error) { return e.known, nil }},
+		Previews: e.store.AgentPreviews(), Pipeline: e.pipe, Clock: e.clock, Known: func(context.Context) ([]string, error) { return e.known, nil }},
 		BulkOptions{ExecWait: time.Millisecond, WritesPerSecond: 1_000_000})
 	t.Cleanup(func() { b.Close(context.Background()) })
 	return b
@@ -175,4 +176,76 @@ func TestLongestUserIDExecutes(t *testing.T) {
 	r := e.bulk.ManageTags(bg, caller(user), merge("topic:old", "topic:new", false))
 	assert.False(t, r.IsError, r.Content)
 	e.bulk.Wait()
+}
+
+// A preview made on one server is executed on another, once: executing it again, on
+// either server, is ALREADY_EXECUTED naming the operation. An undo previewed on the second
+// server is executed on the first.
+func TestPreviewOnOneServerExecutesOnAnother(t *testing.T) {
+	e := newBulkEnv(t, BulkOptions{})
+	other := e.secondServer(t)
+	it := e.add("ds", "a", "q", "topic:old")
+	pv := e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", true))
+	require.False(t, pv.IsError, pv.Content)
+
+	r := other.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", false))
+	require.False(t, r.IsError, r.Content)
+	opID := dataOf(t, r)["operationId"].(string)
+	other.Wait()
+	assert.Equal(t, []string{"topic:new"}, e.get(it).ManualTags)
+	op, err := e.audit.Get(bg, opID)
+	require.NoError(t, err)
+	assert.Equal(t, dataOf(t, pv)["previewId"], op.PreviewID)
+	for _, server := range []*Bulk{e.bulk, other} {
+		again := server.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", false))
+		assert.Equal(t, CodeAlreadyExecuted, errCode(again), again.Content)
+		assert.Contains(t, again.Content, "already executed as "+opID+" (completed)")
+	}
+
+	undo := map[string]any{"operation_id": opID}
+	require.False(t, other.UndoTagOperation(bg, caller("alice"), undo).IsError)
+	undo["dry_run"] = false
+	u := e.bulk.UndoTagOperation(bg, caller("alice"), undo)
+	require.False(t, u.IsError, u.Content)
+	e.bulk.Wait()
+	assert.Equal(t, []string{"topic:old"}, e.get(it).ManualTags)
+	undone, err := e.audit.Get(bg, dataOf(t, u)["operationId"].(string))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"topic:new", "topic:old"}, undone.Tags, "the undo locks the tags of the operation it reverts")
+}
+
+// Two servers executing one preview at the same moment: one runs it, the other answers
+// ALREADY_EXECUTED naming that operation.
+func TestOnePreviewExecutesOnceAcrossServers(t *testing.T) {
+	e := newBulkEnv(t, BulkOptions{})
+	other := e.secondServer(t)
+	it := e.add("ds", "a", "q", "topic:old")
+	require.False(t, e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", true)).IsError)
+	servers := []*Bulk{e.bulk, other}
+	results := make([]ToolResult, len(servers))
+	var wg sync.WaitGroup
+	for i, server := range servers {
+		wg.Go(func() { results[i] = server.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", false)) })
+	}
+	wg.Wait()
+	for _, s := range servers {
+		s.Wait()
+	}
+	var ran, refused []ToolResult
+	for _, r := range results {
+		if r.IsError {
+			refused = append(refused, r)
+		} else {
+			ran = append(ran, r)
+		}
+	}
+	require.Len(t, ran, 1, "%v", results)
+	require.Len(t, refused, 1, "%v", results)
+	opID := dataOf(t, ran[0])["operationId"].(string)
+	assert.Equal(t, CodeAlreadyExecuted, errCode(refused[0]), refused[0].Content)
+	assert.Equal(t, opID, dataOf(t, refused[0])["error"].(map[string]any)["operationId"])
+	assert.Equal(t, []string{"topic:new"}, e.get(it).ManualTags)
+	ops, total, err := e.audit.List(bg, gtc.AgentOpFilter{Limit: 10})
+	require.NoError(t, err)
+	assert.Equal(t, 1, total, "one operation: %v", ops)
 }

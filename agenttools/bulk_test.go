@@ -282,7 +282,7 @@ func TestTooManyItemsKeepsNoPreview(t *testing.T) {
 	r := e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", true))
 	assert.Equal(t, CodeTooManyItems, errCode(r), r.Content)
 	assert.Equal(t, 5, dataOf(t, r)["error"].(map[string]any)["limit"])
-	assert.Equal(t, 0, e.bulk.previews.len())
+	assert.False(t, e.kept("alice", "topic:old", "topic:new"))
 	assert.Equal(t, CodeNoPreview, errCode(e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", false))))
 }
 
@@ -592,37 +592,49 @@ func TestToolWritesKeepEverythingButManualTags(t *testing.T) {
 	assert.Equal(t, e.clock.Now(), got.UpdatedAt)
 }
 
+// The previews kept are bounded: in all (GTC_AGENT_PREVIEW_CACHE_SIZE), in change entries
+// across them (GTC_AGENT_PREVIEW_CACHE_ITEMS) and per caller (GTC_AGENT_PREVIEWS_PER_USER);
+// the oldest go first, and an execution of one gone is NO_PREVIEW.
 func TestPreviewCacheBounds(t *testing.T) {
-	mk := func(caller string, n int) *preview {
-		return &preview{caller: caller, hash: fmt.Sprintf("%s-%d-%d", caller, n, time.Now().UnixNano()), plan: &plan{changes: make([]change, n)}}
+	preview := func(t *testing.T, e *bulkEnv, user, from, to string) {
+		t.Helper()
+		r := e.bulk.ManageTags(bg, caller(user), merge(from, to, true))
+		require.False(t, r.IsError, r.Content)
+		require.NotNil(t, dataOf(t, r)["previewId"], r.Content)
+		e.clock.Advance(time.Second)
 	}
 	t.Run("count", func(t *testing.T) {
-		c := newPreviewCache(2, 1000, 10)
-		a, b, d := mk("a", 1), mk("b", 1), mk("c", 1)
-		c.put(a)
-		c.put(b)
-		c.put(d)
-		assert.Nil(t, c.get(a.caller, a.hash), "the oldest goes first")
-		assert.NotNil(t, c.get(d.caller, d.hash))
+		e := newBulkEnv(t, BulkOptions{CacheSize: 2})
+		e.add("ds", "a", "q", "topic:old")
+		for _, u := range []string{"a", "b", "c"} {
+			preview(t, e, u, "topic:old", "topic:new")
+		}
+		assert.False(t, e.kept("a", "topic:old", "topic:new"), "the oldest goes first")
+		assert.True(t, e.kept("b", "topic:old", "topic:new"))
+		assert.True(t, e.kept("c", "topic:old", "topic:new"))
+		r := e.bulk.ManageTags(bg, caller("a"), merge("topic:old", "topic:new", false))
+		assert.Equal(t, CodeNoPreview, errCode(r), r.Content)
 	})
 	t.Run("entries", func(t *testing.T) {
-		c := newPreviewCache(10, 100, 10)
-		a, b := mk("a", 60), mk("b", 60)
-		c.put(a)
-		c.put(b)
-		assert.Nil(t, c.get(a.caller, a.hash))
-		assert.Equal(t, 60, c.total)
+		e := newBulkEnv(t, BulkOptions{CacheItems: 3})
+		e.add("ds", "a", "q", "topic:old")
+		e.add("ds", "b", "q", "topic:old")
+		preview(t, e, "a", "topic:old", "topic:new") // 2 change entries
+		preview(t, e, "b", "topic:old", "topic:new") // 4 in all
+		assert.False(t, e.kept("a", "topic:old", "topic:new"))
+		assert.True(t, e.kept("b", "topic:old", "topic:new"))
 	})
 	t.Run("per caller", func(t *testing.T) {
-		c := newPreviewCache(10, 1000, 2)
-		a1, other, a2, a3 := mk("a", 1), mk("b", 1), mk("a", 1), mk("a", 1)
-		c.put(a1)
-		c.put(other)
-		c.put(a2)
-		c.put(a3)
-		assert.Nil(t, c.get("a", a1.hash))
-		assert.NotNil(t, c.get("b", other.hash), "another caller's preview stays")
-		assert.Equal(t, 3, c.len())
+		e := newBulkEnv(t, BulkOptions{PerUser: 2})
+		e.add("ds", "a", "q", "topic:old")
+		preview(t, e, "a", "topic:old", "topic:one")
+		preview(t, e, "b", "topic:old", "topic:one")
+		preview(t, e, "a", "topic:old", "topic:two")
+		preview(t, e, "a", "topic:old", "topic:three")
+		assert.False(t, e.kept("a", "topic:old", "topic:one"))
+		assert.True(t, e.kept("a", "topic:old", "topic:two"))
+		assert.True(t, e.kept("a", "topic:old", "topic:three"))
+		assert.True(t, e.kept("b", "topic:old", "topic:one"), "another caller's preview stays")
 	})
 	t.Run("re-preview replaces", func(t *testing.T) {
 		e := newBulkEnv(t, BulkOptions{})
@@ -630,8 +642,36 @@ func TestPreviewCacheBounds(t *testing.T) {
 		first := dataOf(t, e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", true)))["previewId"]
 		second := dataOf(t, e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", true)))["previewId"]
 		assert.NotEqual(t, first, second)
-		assert.Equal(t, 1, e.bulk.previews.len())
+		r := e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", false))
+		require.False(t, r.IsError, r.Content)
+		op, err := e.audit.Get(bg, dataOf(t, r)["operationId"].(string))
+		require.NoError(t, err)
+		assert.Equal(t, second, op.PreviewID, "the execution applies the second preview")
 	})
+}
+
+// Expired previews are deleted by the repair, at most hourly, once they expired an hour
+// before: until then an execution is told the preview expired, afterwards it has none.
+func TestRepairDeletesExpiredPreviews(t *testing.T) {
+	e := newBulkEnv(t, BulkOptions{})
+	e.add("ds", "a", "q", "topic:old")
+	require.False(t, e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", true)).IsError)
+	e.clock.Advance(16 * time.Minute)
+	_, err := e.bulk.Repair(bg)
+	require.NoError(t, err)
+	r := e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", false))
+	assert.Equal(t, CodePreviewExpired, errCode(r), r.Content)
+
+	e.clock.Advance(59*time.Minute + 30*time.Second) // expired an hour and 30 s ago
+	_, err = e.bulk.Repair(bg)
+	require.NoError(t, err)
+	assert.True(t, e.kept("alice", "topic:old", "topic:new"), "the last sweep was less than an hour ago")
+	e.clock.Advance(30 * time.Second)
+	_, err = e.bulk.Repair(bg)
+	require.NoError(t, err)
+	assert.False(t, e.kept("alice", "topic:old", "topic:new"), "deleted")
+	r = e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", false))
+	assert.Equal(t, CodeNoPreview, errCode(r), r.Content)
 }
 
 func TestShutdownInterruptsRunningExecutions(t *testing.T) {
@@ -696,14 +736,14 @@ func (slowItems) QueryAll(ctx context.Context, _ gtc.Query) iter.Seq2[*gtc.Item,
 func TestSlowStorePreviewTimesOut(t *testing.T) {
 	e := newBulkEnv(t, BulkOptions{})
 	e.add("ds", "a", "q", "topic:old")
-	slow := NewBulk(BulkDeps{Items: slowItems{readOnlyItems{e.store.Items()}}, Saver: e.saver, Audit: e.audit, Leases: e.store.Leases(), Pipeline: e.pipe,
+	slow := NewBulk(BulkDeps{Items: slowItems{readOnlyItems{e.store.Items()}}, Saver: e.saver, Audit: e.audit, Leases: e.store.Leases(), Previews: e.store.AgentPreviews(), Pipeline: e.pipe,
 		Clock: e.clock, Known: func(context.Context) ([]string, error) { return e.known, nil }},
 		BulkOptions{ToolTimeout: 50 * time.Millisecond})
 	t.Cleanup(func() { slow.Close(bg) })
 	r := slow.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", true))
 	assert.Equal(t, CodeTimeout, errCode(r), r.Content)
 	assert.Equal(t, "Timed out after 50ms while trying to work out the preview; nothing changed. Narrow the request (dataset, status, tags) and try again.", r.Content)
-	assert.Equal(t, 0, slow.previews.len(), "no preview is kept")
+	assert.False(t, e.kept("alice", "topic:old", "topic:new"), "no preview is kept")
 	assert.Equal(t, CodeNoPreview, errCode(slow.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", false))))
 	assert.Equal(t, 0, e.saver.count(), "nothing was written")
 }

@@ -29,10 +29,10 @@ func keyData(k gtc.Key) map[string]any {
 }
 
 // clockTime shows the time of day of a deadline, as the preview texts do (10:57:12Z).
-func clockTime(p *preview) string { return p.expiresAt.UTC().Format("15:04:05Z") }
+func clockTime(p *gtc.AgentPreview) string { return p.ExpiresAt.UTC().Format("15:04:05Z") }
 
 // previewResult answers a dry run.
-func previewResult(p *plan, pv *preview) ToolResult {
+func previewResult(p *plan, pv *gtc.AgentPreview) ToolResult {
 	a := p.args
 	var t Text
 	wouldSkip := len(p.skipped)
@@ -109,11 +109,11 @@ func previewResult(p *plan, pv *preview) ToolResult {
 	}
 	data["skipped"] = skipped
 	if pv != nil {
-		data["previewId"], data["expiresAt"] = pv.id, DataTime(pv.expiresAt)
+		data["previewId"], data["expiresAt"] = pv.ID, DataTime(pv.ExpiresAt)
 		if a.Operation == gtc.AgentKindUndo {
-			t.Line("To apply, call undo_tag_operation again with the same operation_id and dry_run=false before %s (preview %s).", clockTime(pv), pv.id)
+			t.Line("To apply, call undo_tag_operation again with the same operation_id and dry_run=false before %s (preview %s).", clockTime(pv), pv.ID)
 		} else {
-			t.Line("To apply, call manage_tags again with the same parameters and dry_run=false before %s (preview %s).", clockTime(pv), pv.id)
+			t.Line("To apply, call manage_tags again with the same parameters and dry_run=false before %s (preview %s).", clockTime(pv), pv.ID)
 		}
 	} else if p.matched > 0 {
 		t.Line("Nothing to apply: no item would change, so no preview was kept.")

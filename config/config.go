@@ -154,7 +154,7 @@ type Config struct {
 	AgentMcpEnabled         Bool     `split_words:"true" default:"true" desc:"serve the MCP server on /mcp"`
 	AgentMaxItems           int      `split_words:"true" default:"10000" desc:"most items one agent tag operation may change"`
 	AgentPreviewTTL         Duration `split_words:"true" default:"15m" desc:"how long a preview stays executable (at least 1m)"`
-	AgentPreviewCacheSize   int      `split_words:"true" default:"256" desc:"previews kept in memory"`
+	AgentPreviewCacheSize   int      `split_words:"true" default:"256" desc:"previews kept in the store, of all callers"`
 	AgentPreviewCacheItems  int      `split_words:"true" default:"200000" desc:"change entries kept across all previews"`
 	AgentPreviewsPerUser    int      `split_words:"true" default:"16" desc:"open previews per caller"`
 	AgentWritesPerSecond    int      `split_words:"true" default:"50" desc:"item writes per second, all agent executions together"`

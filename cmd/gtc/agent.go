@@ -20,7 +20,7 @@ func (a *app) agentTools(ctx context.Context, x *export.Exporter) (*agent.Tools,
 	reads := agenttools.NewReads(agenttools.ReadsDeps{Store: a.store, Curator: a.curator, Registry: a.tagger.Registry(), Known: known,
 		Releases: x, Timeout: cfg.AgentToolTimeout.D(), Logger: a.log})
 	bulk := agenttools.NewBulk(agenttools.BulkDeps{Items: a.store.Items(), Saver: a.curator, Audit: a.store.AgentOperations(),
-		Leases: a.store.Leases(), Pipeline: a.tagger, Known: known, Clock: a.clock, Log: a.log}, agenttools.BulkOptions{
+		Leases: a.store.Leases(), Previews: a.store.AgentPreviews(), Pipeline: a.tagger, Known: known, Clock: a.clock, Log: a.log}, agenttools.BulkOptions{
 		MaxItems: cfg.AgentMaxItems, PreviewTTL: cfg.AgentPreviewTTL.D(), CacheSize: cfg.AgentPreviewCacheSize,
 		CacheItems: cfg.AgentPreviewCacheItems, PerUser: cfg.AgentPreviewsPerUser, WritesPerSecond: cfg.AgentWritesPerSecond,
 		MaxConcurrentOps: cfg.AgentMaxConcurrentOps, WriteRetries: cfg.AgentWriteRetries, ToolTimeout: cfg.AgentToolTimeout.D(),

@@ -348,7 +348,7 @@ func (a *app) openStore(ctx context.Context, serving bool) (gtc.Store, error) {
 			case err != nil:
 				log.Warn("could not check for another server on this database", "database", cfg.SQLitePath(), "err", err)
 			case !alone:
-				log.Warn("another gtc server already serves this database: SQLite serves one process, and each server keeps its own agent previews and jobs; run one replica, or use Cosmos DB (GTC_REPO_BACKEND=cosmos) for several",
+				log.Warn("another gtc server already serves this database: SQLite serves one process (the servers share its state, but contend for its single writer); run one replica, or use Cosmos DB (GTC_REPO_BACKEND=cosmos) for several",
 					"database", cfg.SQLitePath(), "lockFile", lockFile)
 			}
 		}

@@ -433,3 +433,26 @@ func (s jobs) Unfinished(ctx context.Context, limit int) ([]gtc.Job, error) {
 func (s jobs) DeleteFinished(ctx context.Context, t time.Time) (int, error) {
 	return observe(s.o, ctx, "jobs.DeleteFinished", func(ctx context.Context) (int, error) { return s.inner.DeleteFinished(ctx, t) })
 }
+
+type agentPreviews struct {
+	inner gtc.AgentPreviewStore
+	o     *obs
+}
+
+func (s agentPreviews) Put(ctx context.Context, p gtc.AgentPreview, b gtc.AgentPreviewBounds) (gtc.AgentPreview, error) {
+	return observe(s.o, ctx, "agentPreviews.Put", func(ctx context.Context) (gtc.AgentPreview, error) { return s.inner.Put(ctx, p, b) })
+}
+
+func (s agentPreviews) Get(ctx context.Context, caller, hash string) (gtc.AgentPreview, error) {
+	return observe(s.o, ctx, "agentPreviews.Get", func(ctx context.Context) (gtc.AgentPreview, error) { return s.inner.Get(ctx, caller, hash) })
+}
+
+func (s agentPreviews) SetState(ctx context.Context, p gtc.AgentPreview, state, opID string) (gtc.AgentPreview, error) {
+	return observe(s.o, ctx, "agentPreviews.SetState", func(ctx context.Context) (gtc.AgentPreview, error) {
+		return s.inner.SetState(ctx, p, state, opID)
+	})
+}
+
+func (s agentPreviews) DeleteExpired(ctx context.Context, t time.Time) (int, error) {
+	return observe(s.o, ctx, "agentPreviews.DeleteExpired", func(ctx context.Context) (int, error) { return s.inner.DeleteExpired(ctx, t) })
+}

@@ -147,6 +147,7 @@ func Wrap(s gtc.Store, rec Recorder, opts ...Option) gtc.Store {
 		revs:     revisions{inner: s.Revisions(), o: o},
 		leases:   leases{inner: s.Leases(), o: o},
 		jobs:     jobs{inner: s.Jobs(), o: o},
+		previews: agentPreviews{inner: s.AgentPreviews(), o: o},
 	}
 	base := items{inner: s.Items(), o: o}
 	sampler, samples := s.Items().(gtc.EligibleSampler)
@@ -187,6 +188,7 @@ type store struct {
 	revs     revisions
 	leases   leases
 	jobs     jobs
+	previews agentPreviews
 }
 
 // Unwrap returns the store being observed.
@@ -201,6 +203,7 @@ func (s *store) AgentOperations() gtc.AgentOperationStore { return s.agentOps }
 func (s *store) Revisions() gtc.RevisionStore             { return s.revs }
 func (s *store) Leases() gtc.LeaseStore                   { return s.leases }
 func (s *store) Jobs() gtc.JobStore                       { return s.jobs }
+func (s *store) AgentPreviews() gtc.AgentPreviewStore     { return s.previews }
 func (s *store) Backend() string                          { return s.inner.Backend() }
 func (s *store) Close() error                             { return s.inner.Close() }
 

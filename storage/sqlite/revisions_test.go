@@ -104,6 +104,7 @@ func TestSchemaV6LinksTheRevisionsOfAVersion5Store(t *testing.T) {
 	for _, stmt := range []string{
 		`DROP TABLE leases`,
 		`DROP TABLE jobs`,
+		`DROP TABLE agent_previews`,
 		`ALTER TABLE items DROP COLUMN rev_head`,
 		`ALTER TABLE item_revisions DROP COLUMN prev`,
 		`CREATE UNIQUE INDEX item_revisions_by_item ON item_revisions (dataset_name, id, n)`,

@@ -23,6 +23,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx, env migrationEnv) error
 	schemaMigration(schemaV6),
 	schemaMigration(schemaV7),
 	schemaMigration(schemaV8),
+	schemaMigration(schemaV9),
 }
 
 // schemaMigration is a migration that runs one schema script.
@@ -35,7 +36,7 @@ func schemaMigration(script string) func(ctx context.Context, tx *sql.Tx, env mi
 
 // SchemaVersion is the schema version this build writes and understands: the number of
 // embedded migrations.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // migrationEnv is what a migration may draw on besides the transaction.
 type migrationEnv struct {
@@ -309,6 +310,26 @@ CREATE TABLE jobs (
 ) WITHOUT ROWID;
 CREATE INDEX jobs_unfinished ON jobs (created_at) WHERE finished_at IS NULL;
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
+`
+
+// schemaV9 keeps the agent previews of gtc.AgentPreviewStore: one row per (caller, hash),
+// times in Unix microseconds, the encoded plan last so that the other columns stay on the
+// row's b-tree page.
+const schemaV9 = `
+CREATE TABLE agent_previews (
+  caller       TEXT NOT NULL,
+  hash         TEXT NOT NULL,
+  id           TEXT NOT NULL,
+  created_at   INTEGER NOT NULL,
+  expires_at   INTEGER NOT NULL,
+  state        TEXT NOT NULL,
+  operation_id TEXT NOT NULL,
+  changes      INTEGER NOT NULL,
+  etag         TEXT NOT NULL,
+  plan         BLOB NOT NULL,
+  PRIMARY KEY (caller, hash)
+);
+CREATE INDEX agent_previews_expires ON agent_previews (expires_at);
 `
 
 // migrate applies every embedded migration above the database's user_version, each in its

@@ -6,9 +6,10 @@ import (
 )
 
 // ClaimServe registers this process as a server of the database and reports whether it is
-// the only one. A SQLite store is served by one process: what a later request may need
-// besides what the database holds (agent previews, jobs) lives in that process. A second
-// server on the same file still works, with previews and jobs of its own; the caller says
+// the only one. A SQLite store is served by one process: its single writer is that
+// process's, and its file lives on that host's disk. A second server on the same file
+// still works (every piece of shared state is in the database, and writes are
+// serialized by SQLite's lock), but two processes contend for one writer; the caller says
 // so.
 //
 // Every server holds a shared advisory lock on a file beside the database (its path with

@@ -100,6 +100,7 @@ func Run(t *testing.T, h Harness) {
 		{"Retention", s.retentionTests()},
 		{"Leases", s.leaseTests()},
 		{"Jobs", s.jobTests()},
+		{"AgentPreviews", s.agentPreviewTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
