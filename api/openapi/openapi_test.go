@@ -209,7 +209,7 @@ const (
  "createdBy": "alice@example.com",
  "params": {"dataset": "support", "status": null, "dry_run": false},
  "progress": {"total": 5000, "processed": 1200, "updated": 40, "skipped": 1160, "errors": 0},
- "result": null, "error": null}`
+ "result": null, "error": null, "resumed": 0}`
 
 	exampleTagSchema = `{"version": "v1", "groups": [{"name": "answerability", "values": ["answerable", "not_answerable", "should_not_answer"], "exclusive": true, "depends_on": []}]}`
 
