@@ -162,6 +162,9 @@ func TestFlags(t *testing.T) {
 		{"--url http://127.0.0.1:1 --data-dir /tmp/x", "--data-dir goes with a server gtc-load starts"},
 		{"--requests -1", "--requests -1: must not be negative"},
 		{"--think -1s", "--think -1s: must not be negative"},
+		{"--replicas 2", "--replicas needs --cosmos-endpoint"},
+		{"--replicas 2 --url http://127.0.0.1:1", "--replicas starts its own servers"},
+		{"--replicas 9 --cosmos-endpoint http://127.0.0.1:1", "--replicas 9: must be between 1 and 8"},
 		{"--frobnicate", "flag provided but not defined: -frobnicate"},
 		{"extra", `unexpected argument "extra"`},
 	} {
