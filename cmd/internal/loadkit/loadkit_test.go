@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,4 +91,24 @@ func TestClient(t *testing.T) {
 	err = c.GetJSON("/missing", &got)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `GET /missing: 404 {"detail":"Not Found"}`)
+}
+
+// A client with replicas sends its requests to each root URL in turn.
+func TestClientSendsToTheReplicasInTurn(t *testing.T) {
+	var hits [3]atomic.Int64
+	var urls []string
+	for i := range hits {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits[i].Add(1) }))
+		defer srv.Close()
+		urls = append(urls, srv.URL)
+	}
+	c := NewClient(urls[0], 4, 5*time.Second)
+	c.Replicas = urls[1:]
+	for range 9 {
+		_, _, err := c.Do(http.MethodGet, "/", nil, nil)
+		require.NoError(t, err)
+	}
+	for i := range hits {
+		assert.Equal(t, int64(3), hits[i].Load(), "server %d", i)
+	}
 }
