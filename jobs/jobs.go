@@ -318,7 +318,7 @@ func (r *Runner) runOne(e *entry) {
 		defer close(beatDone)
 		r.heartbeat(jctx, id, &lease, stop)
 	}()
-	w := &writer{r: r, e: e, ctx: store}
+	w := &writer{r: r, e: e, ctx: store, lost: func() { stop(errLeaseLost) }}
 	base := context.Context(jctx)
 	if job.CreatedBy != nil { // the job's writes are its creator's
 		base = gtc.WithCaller(base, gtc.Caller{UserID: *job.CreatedBy})
@@ -359,7 +359,9 @@ func (r *Runner) runOne(e *entry) {
 		final.Result = result
 	}
 	final.Checkpoint = nil
-	if _, werr := w.write(final); werr != nil {
+	if _, werr := w.write(final); errors.Is(werr, gtc.ErrPreconditionFailed) {
+		r.log.Warn("job: another server took it over before it ended here; its outcome is that server's", "job_id", id)
+	} else if werr != nil {
 		r.log.Error("job: writing its outcome failed; this server answers with it and writes it again at its next scan",
 			"job_id", id, "status", final.Status, "err", werr)
 		r.mu.Lock()
@@ -410,6 +412,7 @@ type writer struct {
 	r    *Runner
 	e    *entry
 	ctx  context.Context
+	lost func() // ends the job: another server wrote it, so it holds the lease now
 	mu   sync.Mutex
 	last time.Time
 }
@@ -448,6 +451,9 @@ func (w *writer) write(j gtc.Job) (gtc.Job, error) {
 // one this server wrote last.
 func (w *writer) writeLocked(j gtc.Job) (gtc.Job, error) {
 	stored, err := w.r.store.Replace(w.ctx, j)
+	if errors.Is(err, gtc.ErrPreconditionFailed) {
+		w.lost()
+	}
 	if err != nil {
 		return j, err
 	}

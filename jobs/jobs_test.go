@@ -350,3 +350,49 @@ func TestJobsRetryAfterFollowsRunTimes(t *testing.T) {
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, 45*time.Second, busy.RetryAfter, "(60 s + 120 s) / 2 jobs / 2 slots")
 }
+
+// A server that could not renew in time and whose job another server took over stops the
+// job at its next write: the outcome is the other server's, never overwritten by the first.
+func TestAServerThatLostItsJobStopsIt(t *testing.T) {
+	t.Parallel()
+	clock := gtc.NewFakeClock(time.Date(2025, 1, 2, 10, 0, 0, 0, time.UTC))
+	st := openStore(t, clock)
+	step := make(chan struct{})
+	stopped := make(chan error, 1)
+	// a renews every 20 min of real time: never within this test.
+	a := newRunner(st, clock, 1, func(o *Options) { o.LeaseTTL = time.Hour })
+	defer a.Close()
+	a.Handle("count", func(ctx context.Context, run *Run) (any, error) {
+		to := 5
+		run.Update(gtc.JobProgress{Total: &to, Processed: 1}, []byte("1"))
+		<-step
+		run.Update(gtc.JobProgress{Total: &to, Processed: 2}, []byte("2"))
+		<-ctx.Done()
+		stopped <- context.Cause(ctx)
+		return nil, ctx.Err()
+	})
+	job, err := a.Submit(context.Background(), "count", "ops", map[string]any{"to": float64(5)})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		j, _ := st.Jobs().Get(context.Background(), job.ID)
+		return j.Progress.Processed == 1
+	}, 5*time.Second, time.Millisecond)
+
+	clock.Advance(2 * time.Hour) // a's lease has expired
+	starts := make(chan int, 1)
+	b := newRunner(st, clock, 1)
+	defer b.Close()
+	b.Handle("count", counting(nil, starts))
+	b.Scan(context.Background())
+	assert.Equal(t, 1, <-starts, "b resumes from a's last stored checkpoint")
+	done := waitJob(t, b, job.ID, gtc.JobSucceeded)
+
+	close(step) // a's next write finds the job b wrote
+	assert.ErrorIs(t, <-stopped, errLeaseLost)
+	a.Close()
+	final, err := st.Jobs().Get(context.Background(), job.ID)
+	require.NoError(t, err)
+	assert.Equal(t, gtc.JobSucceeded, final.Status)
+	assert.Equal(t, done.Result, final.Result, "b's outcome stands")
+	assert.Equal(t, 1, final.Resumed)
+}
