@@ -91,10 +91,10 @@ type Runner struct {
 	// unwritten are outcomes of jobs that ended here but could not be stored (a full disk,
 	// the store unreachable): this server answers with them, and each scan writes them again.
 	unwritten map[string]gtc.Job
-	queue    []*entry          // FIFO of the jobs waiting here for a slot
-	running  int
-	recent   []time.Duration // run times of the last jobs that finished here, oldest first
-	closed   bool
+	queue     []*entry // FIFO of the jobs waiting here for a slot
+	running   int
+	recent    []time.Duration // run times of the last jobs that finished here, oldest first
+	closed    bool
 }
 
 type entry struct {
