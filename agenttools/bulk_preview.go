@@ -71,9 +71,7 @@ type storedSkip struct {
 
 // encodePlan turns p into the bytes a preview keeps.
 func encodePlan(p *plan) ([]byte, error) {
-	a := p.args
-	sp := storedPlan{Format: planFormat, Args: storedArgs{Tool: a.Tool, Operation: a.Operation, Tag: a.Tag, TagFrom: a.TagFrom,
-		TagTo: a.TagTo, Keyword: a.Keyword, Dataset: a.Dataset, Status: a.Status, Tags: a.Tags, OperationID: a.OperationID},
+	sp := storedPlan{Format: planFormat, Args: storedArgs(p.args),
 		Matched: p.matched, Changes: make([]storedChange, len(p.changes)), Unchanged: p.unchanged,
 		ByDataset: p.byDataset, AlreadyHadTarget: p.alreadyHadTarget, Notes: p.notes}
 	for i, c := range p.changes {
@@ -110,9 +108,7 @@ func decodePlan(data []byte) (*plan, error) {
 	if sp.Format != planFormat {
 		return nil, fmt.Errorf("decode the plan: format %d, not %d", sp.Format, planFormat)
 	}
-	a := sp.Args
-	p := &plan{args: opArgs{Tool: a.Tool, Operation: a.Operation, Tag: a.Tag, TagFrom: a.TagFrom, TagTo: a.TagTo, Keyword: a.Keyword,
-		Dataset: a.Dataset, Status: a.Status, Tags: a.Tags, OperationID: a.OperationID},
+	p := &plan{args: opArgs(sp.Args),
 		matched: sp.Matched, changes: make([]change, len(sp.Changes)), unchanged: sp.Unchanged, byDataset: sp.ByDataset,
 		alreadyHadTarget: sp.AlreadyHadTarget, notes: sp.Notes}
 	if p.byDataset == nil {
