@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gtc-dev/gtc/cmd/internal/loadkit"
@@ -15,6 +18,9 @@ type compareRound struct {
 	exportRate float64 // jsonl stream of every approved item, items/s
 	putRate    float64 // PUT throughput with o.writers writers, writes/s
 	putErrs    int64
+	// perCommit is how many writes shared one SQLite commit (fsync) during the PUT phase;
+	// 0 when the binary does not report its commits.
+	perCommit float64
 }
 
 // compareSuite measures two gtc binaries side by side on one seeded store (a realistic mix
@@ -51,8 +57,8 @@ func compareSuite(ctx context.Context, o options, dir string, out io.Writer) err
 				return fmt.Errorf("round %d, %s (%s): %w", r+1, b.name, b.path, err)
 			}
 			results[b.name] = append(results[b.name], res)
-			fmt.Fprintf(out, "round %d %-4s jsonl stream %8.0f items/s | PUT %6.0f writes/s (%d errors)\n",
-				r+1, b.name, res.exportRate, res.putRate, res.putErrs)
+			fmt.Fprintf(out, "round %d %-4s jsonl stream %8.0f items/s | PUT %6.0f writes/s (%d errors), %s writes per commit\n",
+				r+1, b.name, res.exportRate, res.putRate, res.putErrs, perCommitText(res.perCommit))
 		}
 	}
 	fig := func(name string, pick func(compareRound) float64) (float64, []float64) {
@@ -69,6 +75,7 @@ func compareSuite(ctx context.Context, o options, dir string, out io.Writer) err
 	}{
 		{"jsonl stream, every approved item", "items/s", func(r compareRound) float64 { return r.exportRate }},
 		{fmt.Sprintf("PUT, %d writers", o.writers), "writes/s", func(r compareRound) float64 { return r.putRate }},
+		{"PUT, writes per commit (fsync)", "writes", func(r compareRound) float64 { return r.perCommit }},
 	} {
 		oldMed, oldV := fig("old", m.pick)
 		newMed, newV := fig("new", m.pick)
@@ -102,11 +109,46 @@ func compareRun(ctx context.Context, o options, dir, bin string, exported *int) 
 	if err != nil {
 		return res, err
 	}
+	c0, w0, counted := c.commits()
 	if res.putRate, _, res.putErrs, err = c.writePhase(keys, o.writers, o.instrWriteTime); err != nil {
 		return res, err
+	}
+	if c1, w1, ok := c.commits(); counted && ok && c1 > c0 {
+		res.perCommit = (w1 - w0) / (c1 - c0)
 	}
 	if err := srv.Stop(); err != nil {
 		return res, fmt.Errorf("stop: %w (see %s)", err, srv.LogPath)
 	}
 	return res, nil
+}
+
+// commits reads the server's SQLite commit counters from /metrics; ok is false when it does
+// not serve them (an older binary, or metrics off).
+func (c *client) commits() (commits, writes float64, ok bool) {
+	res, body, err := c.Do(http.MethodGet, "/metrics", nil, nil)
+	if err != nil || res.StatusCode != http.StatusOK {
+		return 0, 0, false
+	}
+	var found int
+	for _, line := range strings.Split(string(body), "\n") {
+		name, value, _ := strings.Cut(line, " ")
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "gtc_sqlite_commits_total":
+			commits, found = v, found+1
+		case "gtc_sqlite_commit_writes_total":
+			writes, found = v, found+1
+		}
+	}
+	return commits, writes, found == 2
+}
+
+func perCommitText(v float64) string {
+	if v == 0 {
+		return "n/a"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
 }

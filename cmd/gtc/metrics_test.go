@@ -126,7 +126,8 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	for _, name := range []string{"gtc_http_requests_total", "gtc_http_request_duration_seconds", "gtc_http_requests_in_flight",
 		"gtc_http_conflicts_total", "gtc_store_operation_duration_seconds", "gtc_store_operation_errors_total",
 		"gtc_exports_total", "gtc_export_items_total", "gtc_export_bytes_total", "gtc_jobs_total", "gtc_jobs_in_flight",
-		"gtc_recompute_items_total", "gtc_agent_operations_total", "gtc_build_info", "go_goroutines", "process_resident_memory_bytes"} {
+		"gtc_recompute_items_total", "gtc_agent_operations_total", "gtc_build_info", "go_goroutines", "process_resident_memory_bytes",
+		"gtc_sqlite_commits_total", "gtc_sqlite_commit_writes_total"} {
 		_, ok := fams[name]
 		assert.True(t, ok, "family %s is served", name)
 	}
@@ -161,6 +162,9 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	assert.Equal(t, 1.0, value(fams, "gtc_agent_operations_total", map[string]string{"tool": "tag_stats", "mode": "read", "outcome": "ok"}))
 	assert.Equal(t, 1.0, value(fams, "gtc_agent_operations_total", map[string]string{"tool": "manage_tags", "mode": "preview", "outcome": "ok"}))
 	assert.Equal(t, 1.0, value(fams, "gtc_build_info", map[string]string{"version": "9.9.9-test"}))
+	commits, writes := value(fams, "gtc_sqlite_commits_total", nil), value(fams, "gtc_sqlite_commit_writes_total", nil)
+	assert.GreaterOrEqual(t, commits, 3.0, "the import, the saves and the recompute committed")
+	assert.GreaterOrEqual(t, writes, commits, "every commit carries at least one write")
 }
 
 // TestMetricsAccess: in Easy Auth mode /metrics needs a principal unless it is listed as an

@@ -158,6 +158,23 @@ func (m *metrics) agentOperation(tool, mode, outcome string) {
 	m.agentOps.WithLabelValues(tool, mode, outcome).Inc()
 }
 
+// commitCounter is a store that counts its commits (the SQLite store).
+type commitCounter interface {
+	Commits() (commits, writes uint64)
+}
+
+// storeCommits reports the SQLite writer's commits and the writes they carried at every
+// scrape: their ratio is how many writes share one fsync.
+func (m *metrics) storeCommits(st commitCounter) {
+	m.reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gtc_sqlite_commits_total",
+			Help: "Write transactions the SQLite store committed (one fsync each with synchronous=FULL)."},
+			func() float64 { c, _ := st.Commits(); return float64(c) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gtc_sqlite_commit_writes_total",
+			Help: "Store writes those transactions carried (group commit shares a commit among the writes waiting)."},
+			func() float64 { _, w := st.Commits(); return float64(w) }))
+}
+
 // jobsInFlight reports the queued and running jobs of the server at every scrape.
 func (m *metrics) jobsInFlight(r *jobs.Runner) {
 	m.reg.MustRegister(&jobsCollector{jobs: r, desc: prometheus.NewDesc("gtc_jobs_in_flight",

@@ -248,6 +248,9 @@ func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger, maintenan
 		_ = a.Close()
 		return nil, err
 	}
+	if cc, ok := st.(commitCounter); ok && a.metrics != nil {
+		a.metrics.storeCommits(cc)
+	}
 	// Every store call is timed, counted and traced when metrics or tracing are on; with
 	// both off the store is used as opened.
 	switch {

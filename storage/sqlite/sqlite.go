@@ -87,12 +87,15 @@ type Store struct {
 	stmts statements
 	cache stmtCache
 
-	queue      chan *writeOp
-	stop       chan struct{}
-	writerDone chan struct{}
-	closed     atomic.Bool
-	closeOnce  sync.Once
-	closeErr   error
+	queue chan *writeOp
+	// commits and committedWrites count the writer's committed transactions and the
+	// writes they carried (Commits).
+	commits, committedWrites atomic.Uint64
+	stop                     chan struct{}
+	writerDone               chan struct{}
+	closed                   atomic.Bool
+	closeOnce                sync.Once
+	closeErr                 error
 
 	items       *itemStore
 	curation    *curationStore

@@ -14,6 +14,7 @@ import (
 // the queue for long.
 const maxBatch = 64
 
+
 // States of a writeOp; the writer and the caller race for the first transition.
 const (
 	opPending   int32 = iota
@@ -188,7 +189,12 @@ func (s *Store) runTx(ops []*writeOp, results []error) error {
 			}
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	err = tx.Commit()
+	if err == nil {
+		s.commits.Add(1)
+		s.committedWrites.Add(uint64(len(ops)))
+	}
+	if err != nil {
 		cerr := wrapErr("commit", err)
 		for i := range results {
 			if results[i] == nil {
@@ -209,4 +215,11 @@ func rolledBack(cause error, op string, err error) error {
 		return fmt.Errorf("sqlite: the shared transaction was rolled back: %w", cause)
 	}
 	return wrapErr(op, err)
+}
+
+// Commits reports how many write transactions the store has committed and how many writes
+// they carried; with synchronous=FULL each commit is one fsync, so writes/commits is how many
+// writes share one.
+func (s *Store) Commits() (commits, writes uint64) {
+	return s.commits.Load(), s.committedWrites.Load()
 }
