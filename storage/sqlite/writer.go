@@ -14,7 +14,6 @@ import (
 // the queue for long.
 const maxBatch = 64
 
-
 // States of a writeOp; the writer and the caller race for the first transition.
 const (
 	opPending   int32 = iota
