@@ -2,6 +2,7 @@ package gtc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -67,4 +68,45 @@ func CheckLease(name, holder string, ttl time.Duration) error {
 		return fmt.Errorf("%w: a lease lasts at least 1 ms, not %s", ErrInvalidArgument, ttl)
 	}
 	return nil
+}
+
+// KeepLeases renews held every third of ttl until ctx ends, and returns them as they last
+// stood, for Release. Renewals are not cancelled by ctx: one in flight when it ends
+// completes. A lease that another holder took over (it expired before a renewal) or that is
+// gone is reported to lost once and renewed no more: its holder must stop what the lease
+// guarded. Any other failure is reported to failed and retried at the next round; either
+// callback may be nil.
+func KeepLeases(ctx context.Context, ls LeaseStore, held []Lease, ttl time.Duration, lost func(Lease), failed func(Lease, error)) []Lease {
+	held = append([]Lease(nil), held...)
+	live := make([]bool, len(held))
+	for i := range live {
+		live[i] = true
+	}
+	t := time.NewTicker(ttl / 3)
+	defer t.Stop()
+	renewCtx := context.WithoutCancel(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return held
+		case <-t.C:
+		}
+		for i, l := range held {
+			if !live[i] {
+				continue
+			}
+			renewed, err := ls.Renew(renewCtx, l, ttl)
+			switch {
+			case err == nil:
+				held[i] = renewed
+			case errors.Is(err, ErrPreconditionFailed), errors.Is(err, ErrNotFound):
+				live[i] = false
+				if lost != nil {
+					lost(l)
+				}
+			case failed != nil:
+				failed(l, err)
+			}
+		}
+	}
 }

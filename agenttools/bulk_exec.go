@@ -28,7 +28,8 @@ type execution struct {
 	entries []gtc.AgentOpItem
 	done    chan struct{}
 	// stopBeat ends the heartbeat that renews leases; beatDone closes when it has ended.
-	stopBeat, beatDone chan struct{}
+	stopBeat context.CancelFunc
+	beatDone chan struct{}
 
 	mu        sync.Mutex
 	leases    []gtc.Lease // its tag locks (bulk_leases.go)
@@ -178,7 +179,7 @@ func (b *Bulk) tryExecute(ctx context.Context, call ToolCall, a opArgs, target *
 		op.UndoOf = &a.OperationID
 		op.Tags = p.target.Tags
 	}
-	ex := &execution{op: op, plan: p, done: make(chan struct{}), stopBeat: make(chan struct{}), beatDone: make(chan struct{}),
+	ex := &execution{op: op, plan: p, done: make(chan struct{}), beatDone: make(chan struct{}),
 		outcome: gtc.AgentOpCompleted}
 	b.running[opID] = ex
 	b.wg.Add(1)
@@ -220,7 +221,11 @@ func (b *Bulk) tryExecute(ctx context.Context, call ToolCall, a opArgs, target *
 		}
 		return b.internal(ctx, "start the operation", err, false), false
 	}
-	go b.heartbeat(ex)
+	// The leases are renewed until the walk ends, through a shutdown too (the walk's last
+	// journal writes happen under them).
+	beatCtx, stopBeat := context.WithCancel(context.WithoutCancel(b.baseCtx))
+	ex.stopBeat = stopBeat
+	go b.heartbeat(beatCtx, ex)
 	go b.run(ex)
 	return b.await(ctx, ex), false
 }
@@ -367,7 +372,7 @@ func (b *Bulk) run(ex *execution) {
 		"status", outcome, "planned", ex.counts.Planned, "applied", ex.counts.Applied, "skipped_changed", ex.counts.SkippedChanged,
 		"skipped_conflict", ex.counts.SkippedConflict, "skipped_missing", ex.counts.SkippedMissing, "failed", ex.counts.Failed,
 		"not_attempted", ex.counts.NotAttempted)
-	close(ex.stopBeat)
+	ex.stopBeat()
 	<-ex.beatDone
 	b.release(ex, nil, false)
 	close(ex.done)

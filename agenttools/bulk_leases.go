@@ -90,37 +90,21 @@ func (b *Bulk) dropLocks(leases []gtc.Lease) {
 	}
 }
 
-// heartbeat renews ex's leases until the walk is over (stopBeat). A lease that another server has taken
-// meanwhile (this one could not renew it in time) stops the walk: the operation ends
-// interrupted, and the other server may already have repaired it.
-func (b *Bulk) heartbeat(ex *execution) {
+// heartbeat renews ex's leases until the walk is over (stopBeat). A lease that another
+// server has taken meanwhile (this one could not renew it in time) stops the walk: the
+// operation ends interrupted, and the other server may already have repaired it.
+func (b *Bulk) heartbeat(ctx context.Context, ex *execution) {
 	defer close(ex.beatDone)
-	t := time.NewTicker(b.opts.LeaseTTL / 3)
-	defer t.Stop()
-	ctx := context.WithoutCancel(b.baseCtx)
-	for {
-		select {
-		case <-ex.stopBeat:
-			return
-		case <-t.C:
-		}
-		ex.mu.Lock()
-		leases := slices.Clone(ex.leases)
-		ex.mu.Unlock()
-		for i, l := range leases {
-			renewed, err := b.leases.Renew(ctx, l, b.opts.LeaseTTL)
-			switch {
-			case err == nil:
-				leases[i] = renewed
-			case errors.Is(err, gtc.ErrPreconditionFailed) || errors.Is(err, gtc.ErrNotFound):
-				b.log.Error("agent operation: lost its lock to another server; stopping", "operation_id", ex.op.OperationID, "lease", l.Name)
-				ex.stop(gtc.AgentOpInterrupted)
-			default:
-				b.log.Warn("agent operation: renewing a lock failed; retrying", "operation_id", ex.op.OperationID, "lease", l.Name, "err", err)
-			}
-		}
-		ex.mu.Lock()
-		ex.leases = leases
-		ex.mu.Unlock()
-	}
+	ex.mu.Lock()
+	held := ex.leases
+	ex.mu.Unlock()
+	held = gtc.KeepLeases(ctx, b.leases, held, b.opts.LeaseTTL, func(l gtc.Lease) {
+		b.log.Error("agent operation: lost its lock to another server; stopping", "operation_id", ex.op.OperationID, "lease", l.Name)
+		ex.stop(gtc.AgentOpInterrupted)
+	}, func(l gtc.Lease, err error) {
+		b.log.Warn("agent operation: renewing a lock failed; retrying", "operation_id", ex.op.OperationID, "lease", l.Name, "err", err)
+	})
+	ex.mu.Lock()
+	ex.leases = held
+	ex.mu.Unlock()
 }

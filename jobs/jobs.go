@@ -267,8 +267,9 @@ func (r *Runner) runOne(e *entry) {
 		return
 	}
 	store := context.WithoutCancel(r.ctx) // the hand-back is written while shutting down
+	held := []gtc.Lease{lease}
 	defer func() {
-		if err := r.leases.Release(store, lease); err != nil {
+		if err := r.leases.Release(store, held[0]); err != nil {
 			r.log.Warn("job: releasing its lease failed; it expires", "job_id", id, "err", err)
 		}
 	}()
@@ -316,7 +317,9 @@ func (r *Runner) runOne(e *entry) {
 	beatDone := make(chan struct{})
 	go func() {
 		defer close(beatDone)
-		r.heartbeat(jctx, id, &lease, stop)
+		held = gtc.KeepLeases(jctx, r.leases, held, r.ttl, func(gtc.Lease) { stop(errLeaseLost) }, func(_ gtc.Lease, err error) {
+			r.log.Warn("job: renewing its lease failed; retrying", "job_id", id, "err", err)
+		})
 	}()
 	w := &writer{r: r, e: e, ctx: store, lost: func() { stop(errLeaseLost) }}
 	base := context.Context(jctx)
@@ -379,30 +382,6 @@ func (r *Runner) runOne(e *entry) {
 	r.mu.Unlock()
 	if r.onFinish != nil {
 		r.onFinish(final)
-	}
-}
-
-// heartbeat renews the job's lease every third of its time to live until ctx ends; a renewal
-// refused because another server took the lease ends the job with errLeaseLost.
-func (r *Runner) heartbeat(ctx context.Context, id string, lease *gtc.Lease, stop context.CancelCauseFunc) {
-	t := time.NewTicker(r.ttl / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		l, err := r.leases.Renew(context.WithoutCancel(ctx), *lease, r.ttl)
-		switch {
-		case err == nil:
-			*lease = l
-		case errors.Is(err, gtc.ErrPreconditionFailed), errors.Is(err, gtc.ErrNotFound):
-			stop(errLeaseLost)
-			return
-		default:
-			r.log.Warn("job: renewing its lease failed; retrying", "job_id", id, "err", err)
-		}
 	}
 }
 

@@ -396,3 +396,35 @@ func TestAServerThatLostItsJobStopsIt(t *testing.T) {
 	assert.Equal(t, done.Result, final.Result, "b's outcome stands")
 	assert.Equal(t, 1, final.Resumed)
 }
+
+// A server whose lease renewal finds the lease in another holder's hands (it expired first)
+// stops the job.
+func TestALeaseTakenOverStopsTheJob(t *testing.T) {
+	t.Parallel()
+	clock := gtc.NewFakeClock(time.Date(2025, 1, 2, 10, 0, 0, 0, time.UTC))
+	st := openStore(t, clock)
+	stopped := make(chan error, 1)
+	a := newRunner(st, clock, 1, func(o *Options) { o.LeaseTTL = 300 * time.Millisecond })
+	defer a.Close()
+	a.Handle("wait", func(ctx context.Context, _ *Run) (any, error) {
+		<-ctx.Done()
+		stopped <- context.Cause(ctx)
+		return nil, ctx.Err()
+	})
+	job, err := a.Submit(context.Background(), "wait", "ops", nil)
+	require.NoError(t, err)
+	waitJob(t, a, job.ID, gtc.JobRunning)
+	// The lease expires by the store's clock; another server takes it (should a renewal
+	// slip in between, the clock moves on again).
+	require.Eventually(t, func() bool {
+		clock.Advance(time.Second)
+		_, err := st.Leases().Acquire(context.Background(), "job:"+job.ID, "another-server", time.Minute)
+		return err == nil
+	}, 5*time.Second, time.Millisecond)
+	select {
+	case cause := <-stopped:
+		assert.ErrorIs(t, cause, errLeaseLost)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job went on after its lease was taken")
+	}
+}
