@@ -2,8 +2,6 @@ package cosmos
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,10 +71,7 @@ type previewChunkDoc struct {
 	Data      []byte `json:"data"`
 }
 
-func previewHeaderID(caller, hash string) string {
-	sum := sha256.Sum256([]byte(caller + "\x00" + hash))
-	return hex.EncodeToString(sum[:])
-}
+func previewHeaderID(caller, hash string) string { return digest(caller + "\x00" + hash) }
 
 func previewChunkPK(previewID string) string { return "agent-preview:" + previewID }
 

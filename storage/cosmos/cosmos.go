@@ -13,6 +13,7 @@ package cosmos
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
@@ -505,6 +506,14 @@ func wrapErr(op string, err error) error {
 	// throttling that outlived the retries, 5xx, timeouts, resets: nothing the caller can
 	// fix by changing its request.
 	return fmt.Errorf("cosmos: %s: %w: %w", op, gtc.ErrUnavailable, err)
+}
+
+// digest is the SHA-256 of s in hex: an ASCII stand-in of fixed length for a value of any
+// characters and length, where an id or a partition key (limited, and sent in an HTTP
+// header) cannot hold s itself.
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
 // itemKey is the hierarchical partition key of an item or curation document.

@@ -118,38 +118,17 @@ func (js jobStore) Replace(ctx context.Context, j gtc.Job) (gtc.Job, error) {
 	return j, nil
 }
 
-// jobQuery runs a query of the jobs partition and calls fn with every row.
-func (js jobStore) jobQuery(ctx context.Context, op, text string, params []azcosmos.QueryParameter, fn func(row []byte) error) error {
-	if js.s.closed.Load() {
-		return errClosed(op)
-	}
-	start := time.Now()
-	var charge float64
-	var count int
-	defer func() { js.s.logQuery(op, text, charge, count, time.Since(start)) }()
-	pager := js.s.meta.NewQueryItemsPager(text, azcosmos.NewPartitionKeyString(jobsPK),
-		&azcosmos.QueryOptions{QueryParameters: params, PageSizeHint: int32(js.s.opts.PageSize)})
-	for pager.More() {
-		resp, err := pager.NextPage(ctx)
-		if err != nil {
-			return wrapErr(op, err)
-		}
-		charge += float64(resp.RequestCharge)
-		count += len(resp.Items)
-		for _, row := range resp.Items {
-			if err := fn(row); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+// jobsQuery is a query of the jobs partition: its filter on the partition key keeps it to
+// that partition.
+func jobsQuery(text string) sqlQuery {
+	return sqlQuery{text: text, params: []azcosmos.QueryParameter{{Name: "@pk", Value: jobsPK}}}
 }
 
 func (js jobStore) Unfinished(ctx context.Context, limit int) ([]gtc.Job, error) {
 	const op = "list unfinished jobs"
 	var out []gtc.Job
-	err := js.jobQuery(ctx, op, "SELECT * FROM c WHERE c.pk = @pk AND c.kind = 'job' AND c.finished = false",
-		[]azcosmos.QueryParameter{{Name: "@pk", Value: jobsPK}}, func(row []byte) error {
+	err := js.s.rows(ctx, js.s.meta, op, jobsQuery("SELECT * FROM c WHERE c.pk = @pk AND c.kind = 'job' AND c.finished = false"),
+		func(row []byte) error {
 			j, err := decodeJob(op, row, "")
 			if err != nil {
 				return err
@@ -167,27 +146,21 @@ func (js jobStore) Unfinished(ctx context.Context, limit int) ([]gtc.Job, error)
 func (js jobStore) DeleteFinished(ctx context.Context, t time.Time) (int, error) {
 	const op = "delete finished jobs"
 	cut := gtc.FormatStoredTime(t)
-	var ids []string
-	err := js.jobQuery(ctx, op, "SELECT c.id, c.job.finishedAt FROM c WHERE c.pk = @pk AND c.kind = 'job' AND c.finished = true",
-		[]azcosmos.QueryParameter{{Name: "@pk", Value: jobsPK}}, func(row []byte) error {
-			var r struct {
-				ID         string `json:"id"`
-				FinishedAt string `json:"finishedAt"`
-			}
-			if err := json.Unmarshal(row, &r); err != nil {
-				return fmt.Errorf("cosmos: %s: %w: %w", op, gtc.ErrUnavailable, err)
-			}
-			if r.FinishedAt < cut { // the stored format sorts as text
-				ids = append(ids, r.ID)
-			}
-			return nil
-		})
+	type finished struct {
+		ID         string `json:"id"`
+		FinishedAt string `json:"finishedAt"`
+	}
+	rows, err := collectRows[finished](ctx, js.s, js.s.meta, op,
+		jobsQuery("SELECT c.id, c.job.finishedAt FROM c WHERE c.pk = @pk AND c.kind = 'job' AND c.finished = true"))
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for _, id := range ids {
-		_, err := js.s.meta.DeleteItem(ctx, azcosmos.NewPartitionKeyString(jobsPK), id, nil)
+	for _, r := range rows {
+		if r.FinishedAt >= cut { // the stored format sorts as text
+			continue
+		}
+		_, err := js.s.meta.DeleteItem(ctx, azcosmos.NewPartitionKeyString(jobsPK), r.ID, nil)
 		if err != nil && statusOf(err) != http.StatusNotFound {
 			return n, wrapErr(op, err)
 		}

@@ -2,8 +2,6 @@ package cosmos
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,10 +32,7 @@ type leaseDoc struct {
 	ETag    string `json:"_etag,omitempty"`
 }
 
-func leasePK(name string) string {
-	sum := sha256.Sum256([]byte(name))
-	return "lease:" + hex.EncodeToString(sum[:])
-}
+func leasePK(name string) string { return "lease:" + digest(name) }
 
 // leaseStore implements gtc.LeaseStore.
 type leaseStore struct{ s *Store }

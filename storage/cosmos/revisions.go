@@ -2,9 +2,7 @@ package cosmos
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,8 +53,7 @@ func revisionDocID(itemID string, n int64) string {
 	if id := itemID + revisionSep + num; len(id) <= maxDocIDBytes {
 		return id
 	}
-	sum := sha256.Sum256([]byte(itemID))
-	return revisionSep + hex.EncodeToString(sum[:]) + revisionSep + num
+	return revisionSep + digest(itemID) + revisionSep + num
 }
 
 // revisionDoc is a revision document.

@@ -374,17 +374,11 @@ type leases struct {
 }
 
 func (s leases) Acquire(ctx context.Context, name, holder string, ttl time.Duration) (gtc.Lease, error) {
-	ctx, c := s.o.start(ctx, "leases.Acquire")
-	l, err := s.inner.Acquire(ctx, name, holder, ttl)
-	c.end(err)
-	return l, err
+	return observe(s.o, ctx, "leases.Acquire", func(ctx context.Context) (gtc.Lease, error) { return s.inner.Acquire(ctx, name, holder, ttl) })
 }
 
 func (s leases) Renew(ctx context.Context, l gtc.Lease, ttl time.Duration) (gtc.Lease, error) {
-	ctx, c := s.o.start(ctx, "leases.Renew")
-	out, err := s.inner.Renew(ctx, l, ttl)
-	c.end(err)
-	return out, err
+	return observe(s.o, ctx, "leases.Renew", func(ctx context.Context) (gtc.Lease, error) { return s.inner.Renew(ctx, l, ttl) })
 }
 
 func (s leases) Release(ctx context.Context, l gtc.Lease) error {
@@ -395,10 +389,7 @@ func (s leases) Release(ctx context.Context, l gtc.Lease) error {
 }
 
 func (s leases) Get(ctx context.Context, name string) (gtc.Lease, error) {
-	ctx, c := s.o.start(ctx, "leases.Get")
-	l, err := s.inner.Get(ctx, name)
-	c.end(err)
-	return l, err
+	return observe(s.o, ctx, "leases.Get", func(ctx context.Context) (gtc.Lease, error) { return s.inner.Get(ctx, name) })
 }
 
 type jobs struct {
