@@ -77,6 +77,9 @@ type JobStore interface {
 	DeleteFinished(ctx context.Context, t time.Time) (int, error)
 }
 
+// MaxJobIDBytes bounds a job's id; a longer one names no job.
+const MaxJobIDBytes = 128
+
 // MaxJobDocumentBytes bounds a stored job (params, result and checkpoint included), within
 // what every store keeps in one document.
 const MaxJobDocumentBytes = 1 << 20
@@ -157,8 +160,8 @@ type JobRecord struct {
 // are not JSON, a checkpoint that is not JSON, or a record over MaxJobDocumentBytes are
 // ErrInvalidArgument, refused before the store writes anything.
 func NewJobRecord(j Job) (*JobRecord, error) {
-	if j.ID == "" || len(j.ID) > 128 {
-		return nil, fmt.Errorf("%w: a job id has 1 to 128 bytes", ErrInvalidArgument)
+	if j.ID == "" || len(j.ID) > MaxJobIDBytes {
+		return nil, fmt.Errorf("%w: a job id has 1 to %d bytes", ErrInvalidArgument, MaxJobIDBytes)
 	}
 	r := &JobRecord{ID: j.ID, Type: j.Type, Status: j.Status, CreatedBy: clonePtr(j.CreatedBy), Progress: j.Progress,
 		Error: j.Error, Resumed: j.Resumed}

@@ -94,6 +94,7 @@ type Runner struct {
 	queue     []*entry // FIFO of the jobs waiting here for a slot
 	running   int
 	recent    []time.Duration // run times of the last jobs that finished here, oldest first
+	swept     time.Time       // when Scan last deleted the jobs past their retention
 	closed    bool
 }
 
@@ -214,10 +215,15 @@ func (r *Runner) dispatchLocked() {
 			continue
 		}
 		r.queue = append(r.queue[:i], r.queue[i+1:]...)
-		r.running++
-		r.wg.Add(1)
-		go r.work(e)
+		r.startLocked(e)
 	}
+}
+
+// startLocked runs e in a slot of its own.
+func (r *Runner) startLocked(e *entry) {
+	r.running++
+	r.wg.Add(1)
+	go r.work(e)
 }
 
 // retryAfterLocked estimates how long until a queued job takes a slot, and so the queue has
@@ -307,9 +313,7 @@ func (r *Runner) runOne(e *entry) {
 	if job.Resumed > 0 {
 		r.log.Info("job resumed", "job_id", id, "type", job.Type, "resumed", job.Resumed, "processed", job.Progress.Processed)
 	}
-	if local := r.snapshot(id); local != nil {
-		job.Params = local.Params // keep the submitter's typed value for this server's answers
-	}
+	job.Params = e.job.Params // the submitter's typed value, on the server it submitted to
 	r.set(e, job)
 
 	jctx, stop := context.WithCancelCause(r.ctx)
@@ -526,14 +530,26 @@ func (r *Runner) Local() []gtc.Job {
 // scanLimit bounds the unfinished jobs one scan reads.
 const scanLimit = 100
 
+// sweepEvery is the least time between two deletions of the jobs past their retention
+// (Get hides them as soon as they are).
+const sweepEvery = time.Hour
+
 // Scan takes over the unfinished jobs no server holds (their server shut down or stopped
 // renewing) while this server has free slots, and deletes the jobs finished longer ago than
-// the retention period. Start runs it every LeaseTTL.
+// the retention period, at most once per sweepEvery. Start runs it every LeaseTTL.
 func (r *Runner) Scan(ctx context.Context) {
 	r.writeUnwritten(ctx)
-	if r.retention > 0 {
-		if _, err := r.store.DeleteFinished(ctx, r.now().Add(-r.retention)); err != nil {
+	now := r.now()
+	r.mu.Lock()
+	sweep := r.retention > 0 && (r.swept.IsZero() || now.Sub(r.swept) >= sweepEvery)
+	r.mu.Unlock()
+	if sweep {
+		if _, err := r.store.DeleteFinished(ctx, now.Add(-r.retention)); err != nil {
 			r.log.Warn("jobs: deleting finished jobs failed", "err", err)
+		} else {
+			r.mu.Lock()
+			r.swept = now
+			r.mu.Unlock()
 		}
 	}
 	jobs, err := r.store.Unfinished(ctx, scanLimit)
@@ -553,15 +569,15 @@ func (r *Runner) Scan(ctx context.Context) {
 		if mine || !known || !free {
 			continue
 		}
+		if j.Status == gtc.JobQueued && j.StartedAt == nil && r.now().Sub(j.CreatedAt) < r.ttl {
+			continue // just submitted: its server is about to start it
+		}
 		l, err := r.leases.Get(ctx, leaseName(j.ID))
 		if err == nil && l.LiveAt(r.now()) {
 			continue // its server is at work
 		}
 		if err != nil && !errors.Is(err, gtc.ErrNotFound) {
 			continue // unknown: count it as held
-		}
-		if j.Status == gtc.JobQueued && j.StartedAt == nil && r.now().Sub(j.CreatedAt) < r.ttl {
-			continue // just submitted: its server is about to start it
 		}
 		r.mu.Lock()
 		if r.closed || r.running >= r.max {
@@ -574,10 +590,8 @@ func (r *Runner) Scan(ctx context.Context) {
 		}
 		e := &entry{job: j}
 		r.local[j.ID] = e
-		r.running++
-		r.wg.Add(1)
+		r.startLocked(e)
 		r.mu.Unlock()
-		go r.work(e)
 	}
 }
 

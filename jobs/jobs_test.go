@@ -162,6 +162,16 @@ func counting(step chan struct{}, started chan<- int) Handler {
 	}
 }
 
+// countingServer is a second server of st that runs count jobs without pausing; the channel
+// receives the step each run starts from.
+func countingServer(t *testing.T, st gtc.Store, clock gtc.Clock) (*Runner, chan int) {
+	starts := make(chan int, 1)
+	b := newRunner(st, clock, 1)
+	t.Cleanup(b.Close)
+	b.Handle("count", counting(nil, starts))
+	return b, starts
+}
+
 // A server that shuts down hands its running job back, queued with its checkpoint and
 // progress; another server of the store takes it over at its next scan and goes on from
 // there, and the job says it was resumed.
@@ -188,10 +198,7 @@ func TestCloseHandsRunningJobsBackForAnotherServer(t *testing.T) {
 	_, err = a.Submit(context.Background(), "count", "ops", map[string]any{"to": float64(1)})
 	assert.Equal(t, gtc.CodeJobsBusy, gtc.ErrorCode(err), "a closed server takes no new job")
 
-	started := make(chan int, 1)
-	b := newRunner(st, nil, 1)
-	defer b.Close()
-	b.Handle("count", counting(nil, started))
+	b, started := countingServer(t, st, nil)
 	b.Scan(context.Background())
 	assert.Equal(t, 2, <-started, "b goes on from the checkpoint")
 	done := waitJob(t, b, job.ID, gtc.JobSucceeded)
@@ -221,10 +228,7 @@ func TestAJobWhoseServerStoppedIsTakenOverWhenItsLeaseExpires(t *testing.T) {
 	_, err = st.Leases().Acquire(ctx, "job:job-killed", "a-server-now-gone", 30*time.Second)
 	require.NoError(t, err)
 
-	starts := make(chan int, 1)
-	b := newRunner(st, clock, 1)
-	defer b.Close()
-	b.Handle("count", counting(nil, starts))
+	b, starts := countingServer(t, st, clock)
 	b.Scan(ctx)
 	still, err := st.Jobs().Get(ctx, "job-killed")
 	require.NoError(t, err)
@@ -379,10 +383,7 @@ func TestAServerThatLostItsJobStopsIt(t *testing.T) {
 	}, 5*time.Second, time.Millisecond)
 
 	clock.Advance(2 * time.Hour) // a's lease has expired
-	starts := make(chan int, 1)
-	b := newRunner(st, clock, 1)
-	defer b.Close()
-	b.Handle("count", counting(nil, starts))
+	b, starts := countingServer(t, st, clock)
 	b.Scan(context.Background())
 	assert.Equal(t, 1, <-starts, "b resumes from a's last stored checkpoint")
 	done := waitJob(t, b, job.ID, gtc.JobSucceeded)

@@ -14,8 +14,8 @@ import (
 )
 
 // Jobs live in the meta container, in one partition ("jobs"): the jobs of a store are few
-// (a retention period's worth), and one partition makes the scan for unfinished jobs and the
-// retention sweep single-partition queries. A document embeds the job's record; finished
+// (a retention period's worth), and one partition lets the scan for unfinished jobs and the
+// retention sweep filter on its key, so the service reads that partition only. A document embeds the job's record; finished
 // is a boolean the queries filter on. Every write after the create is conditional on the
 // document's ETag.
 
@@ -90,7 +90,7 @@ func (js jobStore) Get(ctx context.Context, id string) (gtc.Job, error) {
 	if js.s.closed.Load() {
 		return gtc.Job{}, errClosed(op)
 	}
-	if id == "" || len(id) > 128 {
+	if id == "" || len(id) > gtc.MaxJobIDBytes {
 		return gtc.Job{}, fmt.Errorf("cosmos: %s: %w", op, gtc.ErrNotFound)
 	}
 	resp, err := js.s.meta.ReadItem(ctx, azcosmos.NewPartitionKeyString(jobsPK), id, nil)
