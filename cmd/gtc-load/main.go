@@ -98,6 +98,8 @@ import (
 	"os"
 	"os/signal"
 	"time"
+
+	"github.com/gtc-dev/gtc/storage/storetest/testenv"
 )
 
 func main() {
@@ -145,10 +147,6 @@ type options struct {
 	cosmosKey      string
 }
 
-// emulatorKey is the published key of the Cosmos DB emulator (and of the test server), not a
-// secret.
-const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
-
 // maxLibraryItems keeps every agent operation's per-item results within the 1,000 items
 // list_tag_operations returns, so each applied write can enter the ledger.
 const maxLibraryItems = 1000
@@ -175,7 +173,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Uint64Var(&o.seed, "seed", 0, "random seed (0: from the clock)")
 	fs.IntVar(&o.replicas, "replicas", 1, "servers to start on one Cosmos DB database (needs --cosmos-endpoint when more than 1)")
 	fs.StringVar(&o.cosmosEndpoint, "cosmos-endpoint", "", "with --replicas: the Cosmos DB endpoint")
-	fs.StringVar(&o.cosmosKey, "cosmos-key", emulatorKey, "with --replicas: the Cosmos DB account key")
+	fs.StringVar(&o.cosmosKey, "cosmos-key", testenv.EmulatorKey, "with --replicas: the Cosmos DB account key")
 	if err := fs.Parse(args); err != nil {
 		return o, usageError{err}
 	}
