@@ -370,7 +370,6 @@ func runLoad(ctx context.Context, o options, out io.Writer) (*outcome, error) {
 type target struct {
 	base     string
 	replicas []string            // the other replicas' root URLs
-	srv      *loadkit.Server     // when gtc-load started it: the first replica, whose RSS is reported
 	srvs     []*loadkit.Server   // every server gtc-load started
 	sampler  *loadkit.RSSSampler // with --url and --pid
 	pid      int
@@ -406,7 +405,7 @@ func (tg *target) startReplicas(ctx context.Context, o options, dir string, out 
 		tg.srvs = append(tg.srvs, srv)
 		tg.cleanup = append(tg.cleanup, func() { _ = srv.Stop() })
 		if i == 0 {
-			tg.srv, tg.base = srv, srv.Base
+			tg.base = srv.Base
 		} else {
 			tg.replicas = append(tg.replicas, srv.Base)
 		}
@@ -448,7 +447,7 @@ func startTarget(ctx context.Context, o options, out io.Writer) (*target, error)
 		tg.close()
 		return nil, fmt.Errorf("start %s serve: %w", o.gtc, err)
 	}
-	tg.srv, tg.base, tg.srvs = srv, srv.Base, []*loadkit.Server{srv}
+	tg.base, tg.srvs = srv.Base, []*loadkit.Server{srv}
 	// Stop before the data directory goes (cleanups run last first).
 	tg.cleanup = append(tg.cleanup, func() { _ = srv.Stop() })
 	fmt.Fprintf(out, "server    %s serve (embedded SQLite) on %s, data dir %s, ready after %s\n", o.gtc, tg.base, dir, srv.ReadyAfter.Round(time.Millisecond))
@@ -462,12 +461,21 @@ func (tg *target) close() {
 }
 
 // measured reports whether the server's RSS can be read.
-func (tg *target) measured() bool { return tg.srv != nil || tg.sampler != nil }
+func (tg *target) measured() bool { return tg.srv() != nil || tg.sampler != nil }
+
+// srv is the server whose RSS is reported: the one gtc-load started, or the first replica;
+// nil with --url.
+func (tg *target) srv() *loadkit.Server {
+	if len(tg.srvs) == 0 {
+		return nil
+	}
+	return tg.srvs[0]
+}
 
 func (tg *target) rss() int64 {
 	switch {
-	case tg.srv != nil:
-		return tg.srv.RSS()
+	case tg.srv() != nil:
+		return tg.srv().RSS()
 	case tg.sampler != nil:
 		return loadkit.ReadRSS(tg.pid)
 	}
@@ -478,8 +486,8 @@ func (tg *target) rss() int64 {
 func (tg *target) resetPeak() int64 {
 	v := tg.rss()
 	switch {
-	case tg.srv != nil:
-		tg.srv.ResetPeakRSS(v)
+	case tg.srv() != nil:
+		tg.srv().ResetPeakRSS(v)
 	case tg.sampler != nil:
 		tg.sampler.Reset(v)
 	}
@@ -488,8 +496,8 @@ func (tg *target) resetPeak() int64 {
 
 func (tg *target) peak() int64 {
 	switch {
-	case tg.srv != nil:
-		return tg.srv.PeakRSS()
+	case tg.srv() != nil:
+		return tg.srv().PeakRSS()
 	case tg.sampler != nil:
 		return tg.sampler.Peak()
 	}
