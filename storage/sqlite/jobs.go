@@ -55,8 +55,8 @@ func (js jobStore) Create(ctx context.Context, j gtc.Job) (gtc.Job, error) {
 	}
 	etag := js.s.newETag()
 	err = js.s.write(ctx, op, func(w *wtx) error {
-		_, err := w.tx.Exec(`INSERT INTO jobs (id, status, created_at, finished_at, doc, etag) VALUES (?, ?, ?, ?, ?, ?)`,
-			r.ID, r.Status, r.CreatedAt, r.FinishedAt, string(doc), etag)
+		_, err := w.tx.Exec(`INSERT INTO jobs (id, created_at, finished_at, doc, etag) VALUES (?, ?, ?, ?, ?)`,
+			r.ID, r.CreatedAt, r.FinishedAt, string(doc), etag)
 		return wrapErr(op+" "+r.ID, err) // the primary key is the only constraint: ErrConflict
 	})
 	if err != nil {
@@ -95,8 +95,8 @@ func (js jobStore) Replace(ctx context.Context, j gtc.Job) (gtc.Job, error) {
 	}
 	etag := js.s.newETag()
 	err = js.s.write(ctx, op, func(w *wtx) error {
-		res, err := w.tx.Exec(`UPDATE jobs SET status = ?, finished_at = ?, doc = ?, etag = ? WHERE id = ? AND etag = ?`,
-			r.Status, r.FinishedAt, string(doc), etag, r.ID, j.ETag)
+		res, err := w.tx.Exec(`UPDATE jobs SET finished_at = ?, doc = ?, etag = ? WHERE id = ? AND etag = ?`,
+			r.FinishedAt, string(doc), etag, r.ID, j.ETag)
 		if err != nil {
 			return wrapErr(op, err)
 		}

@@ -297,12 +297,11 @@ CREATE TABLE leases (
 ) WITHOUT ROWID;
 `
 
-// schemaV8 keeps the jobs of gtc.JobStore: the record's JSON, with the status and the
-// finish time (stored format, sortable as text) as columns for the scan and retention.
+// schemaV8 keeps the jobs of gtc.JobStore: the record's JSON, with the creation and finish
+// times (stored format, sortable as text) as columns for the scan and retention.
 const schemaV8 = `
 CREATE TABLE jobs (
   id          TEXT PRIMARY KEY,
-  status      TEXT NOT NULL,
   created_at  TEXT NOT NULL,
   finished_at TEXT,
   doc         TEXT NOT NULL,
