@@ -12,6 +12,10 @@
 #   FUZZTIME          time per target (default 60s), any -fuzztime value ("5s", "20000x")
 #   FUZZMINIMIZETIME  time to minimize an input (default 5s): minimizing a large new input
 #                     can otherwise take the whole budget of a short run
+#   FUZZJOBS          targets run at the same time (default 1)
+#   FUZZWORKERS       fuzzing processes of each target (go test -parallel; default: the CPUs).
+#                     make test runs two targets at a time with one worker each: a smoke
+#                     spends most of its time starting a target, not fuzzing
 #
 # The fuzz builds use -tags fuzzing, which leaves out the test files marked //go:build
 # !fuzzing: a fuzz build instruments every package of the test binary, and those tests would
@@ -34,6 +38,8 @@ cd "$root"
 
 fuzztime=${FUZZTIME:-60s}
 minimize=${FUZZMINIMIZETIME:-5s}
+jobs=${FUZZJOBS:-1}
+workers=${FUZZWORKERS:-$(nproc 2>/dev/null || echo 2)}
 logs=$(mktemp -d "${TMPDIR:-/tmp}/gtc-fuzz.XXXXXX")
 trap 'rm -rf "$logs"' EXIT
 
@@ -78,25 +84,30 @@ if [ "${#targets[@]}" -eq 0 ]; then
   exit 1
 fi
 
-echo "fuzz: ${#targets[@]} targets, -fuzztime $fuzztime each"
+echo "fuzz: ${#targets[@]} targets, -fuzztime $fuzztime each, $jobs at a time"
 start_all=$(date +%s)
 flakes=0
-for t in "${targets[@]}"; do
-  pkg=${t% *}
-  name=${t#* }
-  dir=$(go list -f '{{.Dir}}' "$pkg")
-  corpus="$dir/testdata/fuzz/$name"
-  before=$(ls "$corpus" 2>/dev/null | sort || true)
-  log="$logs/$name.log"
+# fuzz_one runs one target into its log and records its exit code and time.
+fuzz_one() {
+  local pkg=$1 name=$2 dir=$3 start rc=0
+  ls "$dir/testdata/fuzz/$name" 2>/dev/null | sort >"$logs/$name.before" || true
   start=$(date +%s)
-  if go test -tags fuzzing -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" "$pkg" >"$log" 2>&1; then
-    echo "fuzz: ok    $name ($pkg) $(($(date +%s) - start))s, $(grep -o 'execs: [0-9]*' "$log" | tail -n 1)"
-    continue
+  go test -tags fuzzing -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" \
+    -parallel "$workers" "$pkg" >"$logs/$name.log" 2>&1 || rc=$?
+  echo "$rc $(($(date +%s) - start))" >"$logs/$name.rc"
+}
+# judge reports the outcome of one finished target and fails the run on a crash.
+judge() {
+  local pkg=$1 name=$2 dir=$3 rc took written new log="$logs/$2.log"
+  read -r rc took <"$logs/$name.rc"
+  if [ "$rc" = 0 ]; then
+    echo "fuzz: ok    $name ($pkg) ${took}s, $(grep -o 'execs: [0-9]*' "$log" | tail -n 1)"
+    return 0
   fi
   # A crash: go test names the input it wrote; fall back to what appeared in the corpus.
   written=$(sed -n 's/.*Failing input written to //p' "$log" | head -n 1)
   if [ -z "$written" ]; then
-    new=$(comm -13 <(printf '%s\n' "$before") <(ls "$corpus" 2>/dev/null | sort || true) | head -n 1)
+    new=$(comm -13 "$logs/$name.before" <(ls "$dir/testdata/fuzz/$name" 2>/dev/null | sort || true) | head -n 1)
     if [ -n "$new" ]; then written="testdata/fuzz/$name/$new"; fi
   fi
   if [ -n "$written" ]; then
@@ -108,10 +119,23 @@ for t in "${targets[@]}"; do
   if grep -q 'context deadline exceeded' "$log" && ! grep -q -E -e '--- FAIL: Fuzz[A-Za-z0-9_]*/' -e '^panic:' -e 'build failed' -e '\[setup failed\]' "$log"; then
     echo "fuzz: warn  $name ($pkg): the run ended with \"context deadline exceeded\" and no failing input (golang/go#75804); not a crash" >&2
     flakes=$((flakes + 1))
-    continue
+    return 0
   fi
   cat "$log" >&2
   echo "fuzz: FAIL  $name ($pkg) failed without writing an input (a seed case, or the build)" >&2
   exit 1
+}
+# Targets run $jobs at a time; each group is judged, in order, once all of it has finished.
+i=0
+while [ "$i" -lt "${#targets[@]}" ]; do
+  group=("${targets[@]:i:jobs}")
+  for t in "${group[@]}"; do
+    fuzz_one "${t% *}" "${t#* }" "$(go list -f '{{.Dir}}' "${t% *}")" &
+  done
+  wait
+  for t in "${group[@]}"; do
+    judge "${t% *}" "${t#* }" "$(go list -f '{{.Dir}}' "${t% *}")"
+  done
+  i=$((i + jobs))
 done
 echo "fuzz: all ${#targets[@]} targets passed in $(($(date +%s) - start_all))s ($flakes ended on the Go coordinator's deadline race)"

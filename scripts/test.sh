@@ -9,21 +9,23 @@
 #     race    the packages of the race list, with the race detector
 #     plain   every other package, without it
 #     norace  the tests that skip under the race detector (memory measurements, long
-#             sequential differential tests) or that its build leaves out (the parquet
+#             sequential differential tests, the conformance suite's large query
+#             fixtures) or that its build leaves out (the parquet
 #             format's), in the race packages, without it
 #     cosmos  the API smoke test (TestAPISmoke) against the Cosmos DB test server, with the
 #             race detector (the race phase's build of the API tests serves again); the store
 #             differences are the conformance suite's job (storage/storetest, run by the
 #             storage/cosmos tests in the race phase)
 #     fuzz    every fuzz target for FUZZTIME each (default 1s; scripts/fuzz.sh; make fuzz runs
-#             them longer)
+#             them longer), FUZZJOBS at a time (default 2) with FUZZWORKERS workers each
+#             (default 1)
 #   then the elapsed time of every package, the slowest tests and the wall time of each phase.
 #   With packages (e.g. scripts/test.sh ./storage/blob/): those, with the race detector.
 # Environment: AZURITE_PORT (default 10000); COSMOS_PORT (default 8081); COSMOS_FLAVOR=fixed
 # (default: tools/test-servers/cosmos-launcher.js, which fixes the stock server's gaps) or
 # stock (the unpatched package, whose gaps the tests skip); KEEP_STATE=1 keeps the state
 # directory (server data, logs and each phase's go test -json output) for a post-mortem;
-# FUZZTIME (default 1s); TEST_PARALLEL (go test -parallel, default 4).
+# FUZZTIME (default 1s), FUZZJOBS (default 2), FUZZWORKERS (default 1); TEST_PARALLEL (go test -parallel, default 4).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -92,7 +94,7 @@ race_pkgs=(
 # Tests that skip under the race detector, or that its build leaves out (the files marked
 # //go:build !race: the parquet formatter and its tests, see export/parquet.go); the norace
 # phase runs them without it.
-norace_tests='^(TestMemory.*|TestPIIScannersMatchRE2Construction|Test.*Parquet.*)$'
+norace_tests='^(TestMemory.*|TestPIIScannersMatchRE2Construction|Test.*Parquet.*|TestConformanceQueries.*|TestCountTagsMatchesScan)$'
 fuzztime=${FUZZTIME:-1s}
 parallel=${TEST_PARALLEL:-4}
 
@@ -123,14 +125,14 @@ check_race_list() {
     fi
   done < <(go list -f '{{.ImportPath}}|{{.Dir}}|{{join .GoFiles " "}} {{join .TestGoFiles " "}} {{join .XTestGoFiles " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}|{{len .TestGoFiles}}{{len .XTestGoFiles}}' ./...)
   # A test that skips under the race detector: "func TestX" followed, before the next func,
-  # by "if raceEnabled {" and a t.Skip.
+  # by "if raceEnabled {" (or testenv.RaceEnabled) and a t.Skip.
   while read -r name; do
     if ! [[ "$name" =~ $norace_tests ]]; then
       echo "check: $name skips under the race detector but norace_tests (scripts/test.sh) does not run it" >&2
       bad=1
     fi
   done < <(git ls-files '*_test.go' | xargs awk '/^func Test/ { name = $2; sub(/\(.*/, "", name); armed = 0 }
-    /if raceEnabled/ { armed = 1 } armed && /t\.Skip/ && name != "" { print name; armed = 0; name = "" }' | sort -u)
+    /if (testenv\.RaceEnabled|raceEnabled)/ { armed = 1 } armed && /t\.Skip/ && name != "" { print name; armed = 0; name = "" }' | sort -u)
   # A test in a file whose build constraint leaves it out of the race build.
   while read -r name; do
     if ! [[ "$name" =~ $norace_tests ]]; then
@@ -191,7 +193,7 @@ if [ "$failed" = 0 ]; then
   # 9. Every fuzz target for a short time (the long runs are make fuzz).
   start=$(date +%s)
   echo "== fuzz: every target, -fuzztime $fuzztime"
-  FUZZTIME=$fuzztime bash "$root/scripts/fuzz.sh" || failed=1
+  FUZZTIME=$fuzztime FUZZJOBS=${FUZZJOBS:-2} FUZZWORKERS=${FUZZWORKERS:-1} bash "$root/scripts/fuzz.sh" || failed=1
   phases="$phases fuzz=$(($(date +%s) - start))"
 fi
 echo

@@ -22,14 +22,27 @@ import (
 // (five pages where 1,500 items made two of the default 1,000), and the test server, which
 // answers one request at a time, is spared two thirds of the writes that were most of the
 // suite's time.
-func TestConformance(t *testing.T) {
+//
+// Its Queries area runs in TestConformanceQueries, which skips under the race detector: the
+// norace phase of scripts/test.sh runs it without it (storetest.AreaQueries says why).
+func TestConformance(t *testing.T) { storetest.Run(t, conformanceHarness(t, storetest.ExceptQueries)) }
+
+func TestConformanceQueries(t *testing.T) {
+	if testenv.RaceEnabled {
+		t.Skip("sequential fixtures: run without the race detector (scripts/test.sh, norace phase)")
+	}
+	storetest.Run(t, conformanceHarness(t, storetest.OnlyQueries))
+}
+
+func conformanceHarness(t *testing.T, areas func(string) bool) storetest.Harness {
 	env := testenv.Cosmos(t)
 	clock := gtc.NewFakeClock(time.Date(2025, 3, 14, 9, 26, 53, 589793000, time.UTC))
 	var transports sync.Map // gtc.Store → *cosmostest.Transport, for Break
-	storetest.Run(t, storetest.Harness{
+	return storetest.Harness{
 		Name:  "cosmos-" + env.Flavor,
 		Clock: clock,
 		Gaps:  cosmostest.Gaps(env),
+		Areas: areas,
 		Scale: 500,
 		New: func(t *testing.T) gtc.Store {
 			s, tr := cosmostest.Open(t, env, func(o *cosmos.Options) { o.Clock, o.PageSize = clock, conformancePageSize })
@@ -50,7 +63,7 @@ func TestConformance(t *testing.T) {
 			require.True(t, ok, "Break: the store was not opened by this harness")
 			tr.(*cosmostest.Transport).Break()
 		},
-	})
+	}
 }
 
 // conformancePageSize is the page size of the conformance suite's stores (the default is

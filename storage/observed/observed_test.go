@@ -17,6 +17,7 @@ import (
 	"github.com/gtc-dev/gtc/storage/observed"
 	"github.com/gtc-dev/gtc/storage/sqlite"
 	"github.com/gtc-dev/gtc/storage/storetest"
+	"github.com/gtc-dev/gtc/storage/storetest/testenv"
 )
 
 // calls records every store call it is told of.
@@ -52,13 +53,31 @@ func open(t *testing.T, clock gtc.Clock) *sqlite.Store {
 }
 
 // TestConformance runs the store conformance suite through the wrapper: observing a store
-// changes none of its behaviour, optional interfaces included.
+// changes none of its behaviour, optional interfaces included. Its Queries area runs in
+// TestConformanceQueries, which skips under the race detector: the norace phase of
+// scripts/test.sh runs it without it (storetest.AreaQueries says why).
 func TestConformance(t *testing.T) {
-	clock := gtc.NewFakeClock(time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC))
 	rec := &calls{}
-	storetest.Run(t, storetest.Harness{
+	storetest.Run(t, conformanceHarness(rec, storetest.ExceptQueries))
+	assert.NotEmpty(t, rec.get("sqlite items.Replace"), "replaces were recorded")
+	assert.Contains(t, rec.get("sqlite items.Get"), "not_found", "a missing item was recorded as not_found")
+}
+
+func TestConformanceQueries(t *testing.T) {
+	if testenv.RaceEnabled {
+		t.Skip("sequential fixtures: run without the race detector (scripts/test.sh, norace phase)")
+	}
+	rec := &calls{}
+	storetest.Run(t, conformanceHarness(rec, storetest.OnlyQueries))
+	assert.NotEmpty(t, rec.get("sqlite items.Query"), "queries were recorded")
+}
+
+func conformanceHarness(rec *calls, areas func(string) bool) storetest.Harness {
+	clock := gtc.NewFakeClock(time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC))
+	return storetest.Harness{
 		Name:  "observed-sqlite",
 		Clock: clock,
+		Areas: areas,
 		Scale: 200,
 		New: func(t *testing.T) gtc.Store {
 			return observed.Wrap(open(t, clock), rec)
@@ -68,9 +87,7 @@ func TestConformance(t *testing.T) {
 			require.True(t, ok, "the observed store unwraps")
 			require.NoError(t, u.Unwrap().(*sqlite.Store).InsertRaw(t.Context(), doc))
 		},
-	})
-	assert.NotEmpty(t, rec.get("sqlite items.Replace"), "replaces were recorded")
-	assert.Contains(t, rec.get("sqlite items.Get"), "not_found", "a missing item was recorded as not_found")
+	}
 }
 
 // TestOptionalInterfaces: the wrapper offers what the wrapped item store offers, and only that.

@@ -14,6 +14,7 @@ import (
 	gtc "github.com/gtc-dev/gtc"
 	"github.com/gtc-dev/gtc/codec"
 	"github.com/gtc-dev/gtc/storage/storetest"
+	"github.com/gtc-dev/gtc/storage/storetest/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -35,11 +36,33 @@ func insertRaw(t *testing.T, s gtc.Store, doc map[string]any) {
 	require.NoError(t, s.(*Store).InsertRaw(t.Context(), doc))
 }
 
-func TestConformanceFile(t *testing.T) {
+// The conformance suite runs on a file and in memory. Its Queries area runs in tests of its
+// own, which skip under the race detector: the norace phase of scripts/test.sh runs them
+// without it (storetest.AreaQueries says why).
+func TestConformanceFile(t *testing.T) { storetest.Run(t, fileHarness(storetest.ExceptQueries)) }
+
+func TestConformanceQueriesFile(t *testing.T) {
+	if testenv.RaceEnabled {
+		t.Skip("sequential fixtures: run without the race detector (scripts/test.sh, norace phase)")
+	}
+	storetest.Run(t, fileHarness(storetest.OnlyQueries))
+}
+
+func TestConformanceMemory(t *testing.T) { storetest.Run(t, memoryHarness(storetest.ExceptQueries)) }
+
+func TestConformanceQueriesMemory(t *testing.T) {
+	if testenv.RaceEnabled {
+		t.Skip("sequential fixtures: run without the race detector (scripts/test.sh, norace phase)")
+	}
+	storetest.Run(t, memoryHarness(storetest.OnlyQueries))
+}
+
+func fileHarness(areas func(string) bool) storetest.Harness {
 	clock := testClock()
-	storetest.Run(t, storetest.Harness{
+	return storetest.Harness{
 		Name:  "sqlite-file",
 		Clock: clock,
+		Areas: areas,
 		New: func(t *testing.T) gtc.Store {
 			return openTest(t, Options{Path: filepath.Join(t.TempDir(), "data", "gtc.db"), Clock: clock})
 		},
@@ -55,14 +78,15 @@ func TestConformanceFile(t *testing.T) {
 			require.NoError(t, os.Chmod(filepath.Dir(st.path), 0o000))
 			t.Cleanup(func() { _ = os.Chmod(filepath.Dir(st.path), 0o700) })
 		},
-	})
+	}
 }
 
-func TestConformanceMemory(t *testing.T) {
+func memoryHarness(areas func(string) bool) storetest.Harness {
 	clock := testClock()
-	storetest.Run(t, storetest.Harness{
+	return storetest.Harness{
 		Name:  "sqlite-memory",
 		Clock: clock,
+		Areas: areas,
 		// The large fixtures run the same SQL as the file variant, which runs them at full
 		// size; what differs in memory is the connection handling every behaviour exercises.
 		Scale: 200,
@@ -78,7 +102,7 @@ func TestConformanceMemory(t *testing.T) {
 		Break: func(t *testing.T, s gtc.Store) {
 			require.NoError(t, s.(*Store).wdb.Close())
 		},
-	})
+	}
 }
 
 func TestReopenReadsBack(t *testing.T) {

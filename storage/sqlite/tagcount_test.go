@@ -17,6 +17,7 @@ import (
 
 	gtc "github.com/gtc-dev/gtc"
 	gtcmigrate "github.com/gtc-dev/gtc/migrate"
+	"github.com/gtc-dev/gtc/storage/storetest/testenv"
 	"github.com/gtc-dev/gtc/tagging"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -78,6 +79,9 @@ func assertTagCountsExact(t *testing.T, db *sql.DB, when string) {
 // batch), dataset deletions, and gtc migrate turning legacy documents into items in place and
 // by moving them, or rewriting and moving existing items.
 func TestCountTagsMatchesScan(t *testing.T) {
+	if testenv.RaceEnabled {
+		t.Skip("a long sequential differential test: run without the race detector (scripts/test.sh, norace phase)")
+	}
 	ctx := context.Background()
 	s := openTest(t, Options{Path: filepath.Join(t.TempDir(), "gtc.db"), Synchronous: "NORMAL"})
 	t.Cleanup(func() { _ = s.Close() })

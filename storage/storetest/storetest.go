@@ -40,7 +40,22 @@ type Harness struct {
 	// Break makes the backend behind s unreachable, so Ping must fail (behaviour 39). Nil
 	// skips that behaviour.
 	Break func(t *testing.T, s gtc.Store)
+	// Areas chooses the areas to run (Items, Queries, Scans, ...); nil runs every area.
+	// ExceptQueries and OnlyQueries split the suite where the project's tests split it.
+	Areas func(area string) bool
 }
+
+// AreaQueries is the area of the large query fixtures: sequential tests whose only
+// goroutines are the store's own, which the other areas run too. The project's tests run it
+// without the race detector, which multiplies its time and finds nothing there the other
+// areas miss.
+const AreaQueries = "Queries"
+
+// ExceptQueries chooses every area but AreaQueries; OnlyQueries chooses that one.
+func ExceptQueries(area string) bool { return area != AreaQueries }
+
+// OnlyQueries chooses AreaQueries alone.
+func OnlyQueries(area string) bool { return area == AreaQueries }
 
 // Gaps lists known defects of test servers.
 type Gaps struct {
@@ -85,7 +100,7 @@ func Run(t *testing.T, h Harness) {
 		tests []namedTest
 	}{
 		{"Items", s.itemTests()},
-		{"Queries", s.queryTests()},
+		{AreaQueries, s.queryTests()},
 		{"Scans", s.scanTests()},
 		{"Aggregates", s.aggregateTests()},
 		{"Assignments", s.assignmentTests()},
@@ -103,6 +118,9 @@ func Run(t *testing.T, h Harness) {
 		{"AgentPreviews", s.agentPreviewTests()},
 	}
 	for _, g := range groups {
+		if h.Areas != nil && !h.Areas(g.name) {
+			continue
+		}
 		t.Run(g.name, func(t *testing.T) {
 			for _, tc := range g.tests {
 				t.Run(tc.name, func(t *testing.T) {
