@@ -199,9 +199,8 @@ func BenchmarkGet(b *testing.B) {
 }
 
 // BenchmarkReplaceParallel is 16 clients each doing read-modify-write on its own items with
-// synchronous=FULL, as the item PUT does.
-// BenchmarkReplaceParallel measures conditional replaces from 16 goroutines, with the item
-// history recorded (on) and not (off), in one run.
+// synchronous=FULL, as the item PUT does, with the item history recorded (on) and not (off),
+// in one run. It reports the writes per second and how many writes shared each commit.
 func BenchmarkReplaceParallel(b *testing.B) {
 	for _, h := range []struct {
 		name string
@@ -218,6 +217,7 @@ func benchReplaceParallel(b *testing.B, hist gtc.HistoryOptions) {
 	var next atomic.Int64
 	b.SetParallelism(16 / max(1, runtimeProcs()))
 	start := time.Now()
+	commits0, writes0 := s.Commits()
 	var ops atomic.Int64
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
@@ -246,6 +246,9 @@ func benchReplaceParallel(b *testing.B, hist gtc.HistoryOptions) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(ops.Load())/time.Since(start).Seconds(), "writes/s")
+	if commits, writes := s.Commits(); commits > commits0 {
+		b.ReportMetric(float64(writes-writes0)/float64(commits-commits0), "writes/commit")
+	}
 }
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }

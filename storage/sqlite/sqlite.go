@@ -91,11 +91,14 @@ type Store struct {
 	// commits and committedWrites count the writer's committed transactions and the
 	// writes they carried (Commits).
 	commits, committedWrites atomic.Uint64
-	stop                     chan struct{}
-	writerDone               chan struct{}
-	closed                   atomic.Bool
-	closeOnce                sync.Once
-	closeErr                 error
+	// waiting counts the writes queued or waiting for their commit; peak is its largest
+	// value since the writer last looked (runWriter's batches wait for that many).
+	waiting, peak atomic.Int64
+	stop          chan struct{}
+	writerDone    chan struct{}
+	closed        atomic.Bool
+	closeOnce     sync.Once
+	closeErr      error
 
 	items       *itemStore
 	curation    *curationStore
