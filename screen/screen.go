@@ -51,29 +51,46 @@ func (s *Screen) Screen(ctx context.Context, entries []*gtc.ImportEntry, res *gt
 	if s == nil {
 		return
 	}
+	s.pii(entries, res)
+	if s.opts.Duplicates {
+		// Candidates are read after the writes, so approved items of this request can match.
+		res.DuplicateWarnings = DuplicateWarnings(entryItems(entries), func(dataset string) []*gtc.Item {
+			items, _ := s.candidates(ctx, dataset)
+			return items
+		})
+	}
+}
+
+// pii appends the PII warnings of every entry to res, when the check is on.
+func (s *Screen) pii(entries []*gtc.ImportEntry, res *gtc.ImportResult) {
 	if s.opts.PII {
 		for _, e := range entries {
 			res.PIIWarnings = append(res.PIIWarnings, PIIWarnings(e.Item)...)
 		}
 	}
-	if s.opts.Duplicates {
-		items := make([]*gtc.Item, len(entries))
-		for i, e := range entries {
-			items[i] = e.Item
-		}
-		// Candidates are read after the writes, so approved items of this request can match.
-		res.DuplicateWarnings = DuplicateWarnings(items, func(dataset string) []*gtc.Item {
-			page, err := s.opts.Items.Query(ctx, gtc.Query{
-				Filter: gtc.Filter{DatasetNames: []string{dataset}, Statuses: []gtc.Status{gtc.StatusApproved}},
-				Sort:   gtc.SortUpdatedAt, Desc: true, Limit: DuplicateCandidateLimit,
-			})
-			if err != nil {
-				s.log.WarnContext(ctx, "import: duplicate check skipped", "dataset", dataset, "err", err)
-				return nil
-			}
-			return page.Items
-		})
+}
+
+// candidates reads the approved items of dataset that its drafts are compared with: the
+// DuplicateCandidateLimit most recently updated, in that order. A failed read is logged and
+// reported as not ok.
+func (s *Screen) candidates(ctx context.Context, dataset string) ([]*gtc.Item, bool) {
+	page, err := s.opts.Items.Query(ctx, gtc.Query{
+		Filter: gtc.Filter{DatasetNames: []string{dataset}, Statuses: []gtc.Status{gtc.StatusApproved}},
+		Sort:   gtc.SortUpdatedAt, Desc: true, Limit: DuplicateCandidateLimit,
+	})
+	if err != nil {
+		s.log.WarnContext(ctx, "import: duplicate check skipped", "dataset", dataset, "err", err)
+		return nil, false
 	}
+	return page.Items, true
+}
+
+func entryItems(entries []*gtc.ImportEntry) []*gtc.Item {
+	items := make([]*gtc.Item, len(entries))
+	for i, e := range entries {
+		items[i] = e.Item
+	}
+	return items
 }
 
 // Interface check.
