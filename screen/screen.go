@@ -2,7 +2,10 @@
 // before trusting them: e-mail addresses and US phone numbers in any text of an item
 // (PIIWarnings), and drafts that repeat an approved item of their dataset
 // (DuplicateWarnings). Its Screen implements gtc.ImportScreen; the curator runs it after the
-// writes of every import request. Warnings never change an import's outcome.
+// writes of every import request. Screen reads the approved items a dataset's drafts are
+// compared with on every request; Run, the screen of one import run (gtc import), reads them
+// once per run and adds the approved items the run creates. Warnings never change an
+// import's outcome.
 package screen
 
 import (
@@ -46,7 +49,8 @@ func New(o Options) *Screen {
 }
 
 // Screen appends the PII warnings of every entry, then the duplicate warnings of the drafts
-// among them, to res.
+// among them, to res. The candidates of the duplicate check are read from the store on every
+// call; ForRun gives a screen that reads them once per run.
 func (s *Screen) Screen(ctx context.Context, entries []*gtc.ImportEntry, res *gtc.ImportResult) {
 	if s == nil {
 		return
