@@ -230,6 +230,7 @@ func TestDeriveSortKeys(t *testing.T) {
 	it.ComputedTags = []string{"dataset:d", "a:b"}
 	f := Derive(it)
 	assert.Equal(t, "00000000000000000000"+"20250102030405678901"+"id1", f.SK.ReviewedAt)
+	assert.Equal(t, "20250102030405678901"+"id1", f.SK.UpdatedAt)
 	assert.Equal(t, "1"+f.SK.ReviewedAt, f.SK.HasAnswer)
 	assert.Equal(t, "000002id1", f.SK.TagCount)
 	assert.Equal(t, "000001id1", f.SK.References, "a reference without url is not counted")

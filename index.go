@@ -101,7 +101,7 @@ func Derive(it *Item) IndexFields {
 		RefURLs:    strings.Join(urls, fieldSep),
 		SK: SortKeys{
 			ReviewedAt: reviewed + updated + it.ID,
-			UpdatedAt:  updated + it.ID,
+			UpdatedAt:  UpdatedAtSortKey(it),
 			HasAnswer:  hasAnswer + reviewed + updated + it.ID,
 			TagCount:   pad6(len(it.Tags())) + it.ID,
 			References: pad6(len(refs)) + it.ID,
@@ -110,6 +110,11 @@ func Derive(it *Item) IndexFields {
 		},
 	}
 }
+
+// UpdatedAtSortKey is the sort key of SortUpdatedAt (SortKeys.UpdatedAt): the update time in
+// microseconds, then the id. The stores order items by it byte-wise, so a descending query
+// lists the most recently updated first, equal times by id, descending.
+func UpdatedAtSortKey(it *Item) string { return sortTimeV(it.UpdatedAt) + it.ID }
 
 const zeroTime20 = "00000000000000000000"
 

@@ -44,31 +44,79 @@ const (
 // signature, which reads every raw JSON value, is only computed for the items whose typed
 // signature (below) another side shares.
 func DuplicateWarnings(items []*gtc.Item, candidates func(dataset string) []*gtc.Item) []gtc.DuplicateWarning {
-	var (
-		out     = []gtc.DuplicateWarning{}
-		indexes = map[string]*dupIndex{}
-		sg      dupSigner
-	)
+	var sg dupSigner
+	return duplicateWarnings(items, func(dataset string) *dupIndex {
+		return newDupIndex(signCandidates(dataset, candidates(dataset), &sg))
+	}, &sg)
+}
+
+// duplicateWarnings is DuplicateWarnings with the index of a dataset's candidates coming
+// from index, called once per dataset that has a draft.
+func duplicateWarnings(items []*gtc.Item, index func(dataset string) *dupIndex, sg *dupSigner) []gtc.DuplicateWarning {
+	out := []gtc.DuplicateWarning{}
+	indexes := map[string]*dupIndex{}
 	for _, d := range items {
 		if d == nil || (d.Status != gtc.StatusDraft && d.Status != "") {
 			continue
 		}
 		x, ok := indexes[d.DatasetName]
 		if !ok {
-			x = newDupIndex(d.DatasetName, candidates(d.DatasetName), &sg)
+			x = index(d.DatasetName)
 			indexes[d.DatasetName] = x
 		}
-		out = x.check(out, d, &sg)
+		out = x.check(out, d, sg)
 	}
 	return out
 }
 
-// dupCandidate is an approved item with its normalized signatures.
+// dupCandidate is an approved item with its normalized signatures. They depend on the item
+// alone, so a candidate can serve in the indexes of several batches (Run).
 type dupCandidate struct {
 	id, question string // question as shown: QuestionText, not normalized
 	q, a, h      string // N(question), N(answer) (only with a question), history
+	t            string // typed
 	g            string // generic; computed when a draft first shares the typed signature
+	gDone        bool   // g is computed
+	key          string // gtc.UpdatedAtSortKey; set by Run only
 	item         *gtc.Item
+}
+
+// isCandidate reports whether c can be a candidate of the drafts of dataset.
+func isCandidate(c *gtc.Item, dataset string) bool {
+	return c != nil && c.Status == gtc.StatusApproved && c.DatasetName == dataset
+}
+
+// signCandidate computes the signatures of c, all but the generic one.
+func signCandidate(c *gtc.Item, sg *dupSigner) dupCandidate {
+	dc := dupCandidate{id: c.ID, question: gtc.QuestionText(c), item: c}
+	if q := sg.question(c); len(q) > 0 {
+		dc.q = string(q)
+		dc.a = string(sg.answer(c))
+	}
+	if h := sg.history(c); len(h) > 0 {
+		dc.h = string(h)
+	}
+	dc.t = string(sg.typed(c))
+	return dc
+}
+
+// signCandidates signs the first DuplicateCandidateLimit approved items of dataset among
+// items, in order; the others are ignored.
+func signCandidates(dataset string, items []*gtc.Item, sg *dupSigner) []*dupCandidate {
+	signed := make([]dupCandidate, 0, min(len(items), DuplicateCandidateLimit))
+	for _, c := range items {
+		if len(signed) == DuplicateCandidateLimit {
+			break
+		}
+		if isCandidate(c, dataset) {
+			signed = append(signed, signCandidate(c, sg))
+		}
+	}
+	out := make([]*dupCandidate, len(signed))
+	for i := range signed {
+		out[i] = &signed[i]
+	}
+	return out
 }
 
 // dupIndex holds the candidates of one dataset, and their positions by signature value
@@ -76,7 +124,7 @@ type dupCandidate struct {
 // typed signature; a group's generic signatures are indexed when a draft first has its
 // typed signature, since equal generic signatures imply equal typed ones.
 type dupIndex struct {
-	cands    []dupCandidate
+	cands    []*dupCandidate
 	byQ, byH map[string][]int32
 	byT      map[string]int32 // position in groups
 	groups   []dupGroup
@@ -88,35 +136,24 @@ type dupGroup struct {
 	byG   map[string][]int32 // nil until a draft's typed signature hits the group
 }
 
-func newDupIndex(dataset string, items []*gtc.Item, sg *dupSigner) *dupIndex {
-	x := &dupIndex{byQ: map[string][]int32{}, byH: map[string][]int32{}, byT: map[string]int32{}}
-	for _, c := range items {
-		if len(x.cands) == DuplicateCandidateLimit {
-			break
-		}
-		if c == nil || c.Status != gtc.StatusApproved || c.DatasetName != dataset {
-			continue
-		}
-		k := int32(len(x.cands))
-		dc := dupCandidate{id: c.ID, question: gtc.QuestionText(c), item: c}
-		if q := sg.question(c); len(q) > 0 {
-			dc.q = string(q)
-			dc.a = string(sg.answer(c))
+// newDupIndex indexes signed candidates, in candidate order.
+func newDupIndex(cands []*dupCandidate) *dupIndex {
+	x := &dupIndex{cands: cands, byQ: map[string][]int32{}, byH: map[string][]int32{}, byT: map[string]int32{}}
+	for i, dc := range cands {
+		k := int32(i)
+		if dc.q != "" {
 			x.byQ[dc.q] = append(x.byQ[dc.q], k)
 		}
-		if h := sg.history(c); len(h) > 0 {
-			dc.h = string(h)
+		if dc.h != "" {
 			x.byH[dc.h] = append(x.byH[dc.h], k)
 		}
-		t := sg.typed(c)
-		gi, ok := x.byT[string(t)]
+		gi, ok := x.byT[dc.t]
 		if !ok {
 			gi = int32(len(x.groups))
 			x.groups = append(x.groups, dupGroup{})
-			x.byT[string(t)] = gi
+			x.byT[dc.t] = gi
 		}
 		x.groups[gi].cands = append(x.groups[gi].cands, k)
-		x.cands = append(x.cands, dc)
 	}
 	return x
 }
@@ -127,9 +164,11 @@ func (x *dupIndex) generics(grp *dupGroup, sg *dupSigner) map[string][]int32 {
 	if grp.byG == nil {
 		grp.byG = map[string][]int32{}
 		for _, k := range grp.cands {
-			c := &x.cands[k]
-			if g := sg.generic(c.item); len(g) > 0 {
-				c.g = string(g)
+			c := x.cands[k]
+			if !c.gDone {
+				c.g, c.gDone = string(sg.generic(c.item)), true
+			}
+			if c.g != "" {
 				grp.byG[c.g] = append(grp.byG[c.g], k)
 			}
 		}
@@ -184,7 +223,7 @@ func (x *dupIndex) check(out []gtc.DuplicateWarning, d *gtc.Item, sg *dupSigner)
 			break
 		}
 		last = next
-		c := &x.cands[next]
+		c := x.cands[next]
 		if c.id == d.ID {
 			continue
 		}

@@ -2,7 +2,10 @@
 // before trusting them: e-mail addresses and US phone numbers in any text of an item
 // (PIIWarnings), and drafts that repeat an approved item of their dataset
 // (DuplicateWarnings). Its Screen implements gtc.ImportScreen; the curator runs it after the
-// writes of every import request. Warnings never change an import's outcome.
+// writes of every import request. Screen reads the approved items a dataset's drafts are
+// compared with on every request; Run, the screen of one import run (gtc import), reads them
+// once per run and adds the approved items the run creates. Warnings never change an
+// import's outcome.
 package screen
 
 import (
@@ -46,34 +49,52 @@ func New(o Options) *Screen {
 }
 
 // Screen appends the PII warnings of every entry, then the duplicate warnings of the drafts
-// among them, to res.
+// among them, to res. The candidates of the duplicate check are read from the store on every
+// call; ForRun gives a screen that reads them once per run.
 func (s *Screen) Screen(ctx context.Context, entries []*gtc.ImportEntry, res *gtc.ImportResult) {
 	if s == nil {
 		return
 	}
+	s.pii(entries, res)
+	if s.opts.Duplicates {
+		// Candidates are read after the writes, so approved items of this request can match.
+		res.DuplicateWarnings = DuplicateWarnings(entryItems(entries), func(dataset string) []*gtc.Item {
+			items, _ := s.candidates(ctx, dataset)
+			return items
+		})
+	}
+}
+
+// pii appends the PII warnings of every entry to res, when the check is on.
+func (s *Screen) pii(entries []*gtc.ImportEntry, res *gtc.ImportResult) {
 	if s.opts.PII {
 		for _, e := range entries {
 			res.PIIWarnings = append(res.PIIWarnings, PIIWarnings(e.Item)...)
 		}
 	}
-	if s.opts.Duplicates {
-		items := make([]*gtc.Item, len(entries))
-		for i, e := range entries {
-			items[i] = e.Item
-		}
-		// Candidates are read after the writes, so approved items of this request can match.
-		res.DuplicateWarnings = DuplicateWarnings(items, func(dataset string) []*gtc.Item {
-			page, err := s.opts.Items.Query(ctx, gtc.Query{
-				Filter: gtc.Filter{DatasetNames: []string{dataset}, Statuses: []gtc.Status{gtc.StatusApproved}},
-				Sort:   gtc.SortUpdatedAt, Desc: true, Limit: DuplicateCandidateLimit,
-			})
-			if err != nil {
-				s.log.WarnContext(ctx, "import: duplicate check skipped", "dataset", dataset, "err", err)
-				return nil
-			}
-			return page.Items
-		})
+}
+
+// candidates reads the approved items of dataset that its drafts are compared with: the
+// DuplicateCandidateLimit most recently updated, in that order. A failed read is logged and
+// reported as not ok.
+func (s *Screen) candidates(ctx context.Context, dataset string) ([]*gtc.Item, bool) {
+	page, err := s.opts.Items.Query(ctx, gtc.Query{
+		Filter: gtc.Filter{DatasetNames: []string{dataset}, Statuses: []gtc.Status{gtc.StatusApproved}},
+		Sort:   gtc.SortUpdatedAt, Desc: true, Limit: DuplicateCandidateLimit,
+	})
+	if err != nil {
+		s.log.WarnContext(ctx, "import: duplicate check skipped", "dataset", dataset, "err", err)
+		return nil, false
 	}
+	return page.Items, true
+}
+
+func entryItems(entries []*gtc.ImportEntry) []*gtc.Item {
+	items := make([]*gtc.Item, len(entries))
+	for i, e := range entries {
+		items[i] = e.Item
+	}
+	return items
 }
 
 // Interface check.

@@ -115,9 +115,16 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if *asJSON {
 		*mode = "none"
 	}
-	cur := a.curator
+	// The run has a curator of its own, whose duplicate check reads each dataset's approved
+	// items once for the whole run and adds those the run creates. A dry run creates
+	// nothing: its batches are screened against the store as it is.
+	var cur *gtc.Curator
 	if *dryRun {
 		cur = importer.DryRunCurator(a.curatorDeps)
+	} else {
+		deps := a.curatorDeps
+		deps.ImportScreen = a.importScreen.ForRun()
+		cur = gtc.NewCurator(deps)
 	}
 	prog := newProgress(*mode, "import", stderr)
 	im := &importer.Importer{

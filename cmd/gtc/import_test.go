@@ -232,6 +232,54 @@ func TestImportDryRunWritesNothing(t *testing.T) {
 	assert.NotContains(t, tags, "brand:new", "no tag was registered")
 }
 
+// TestImportDuplicateWarningsAcrossBatches: a draft is compared with the approved items in
+// the store and with those that earlier batches of the same run created, most recently
+// updated first.
+func TestImportDuplicateWarningsAcrossBatches(t *testing.T) {
+	dir := t.TempDir()
+	e := env(dir)
+	item := func(id, status, q string, extra ...string) string {
+		return `{"id": "` + id + `", "datasetName": "support", "status": "` + status + `", "history": [{"role": "user", "msg": "` + q + `"}]` +
+			strings.Join(extra, "") + "}\n"
+	}
+	_, stderr, code := runGTCWithStdin(t, e, item("stored", "approved", "How do I reset my password?"), "import", "-")
+	require.Equal(t, 0, code, stderr)
+
+	input := item("d1", "draft", "how do I reset my  password?") +
+		item("newer", "approved", "How do I reset my password?") +
+		item("older", "approved", "How do I reset my password?", `, "updatedAt": "2020-01-02T03:04:05Z"`) +
+		item("d2", "draft", "How do I reset my password?") +
+		item("audit", "approved", "Where is the audit log?") +
+		item("d3", "draft", "where is the audit log?")
+	report := filepath.Join(dir, "report.jsonl")
+	out, stderr, code := runGTCWithStdin(t, e, input, "import", "-", "--batch-size", "1", "--json", "--report", report)
+	require.Equal(t, 0, code, stderr)
+	sum := importSummaryOf(t, out)
+	assert.Equal(t, 6.0, sum["imported"])
+	assert.Equal(t, 5.0, sum["duplicateWarnings"])
+
+	data, err := os.ReadFile(report)
+	require.NoError(t, err)
+	dups := map[string][]string{}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
+		var rec struct {
+			ID                string `json:"id"`
+			DuplicateWarnings []struct {
+				DuplicateID string `json:"duplicateId"`
+			} `json:"duplicateWarnings"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &rec))
+		for _, w := range rec.DuplicateWarnings {
+			dups[rec.ID] = append(dups[rec.ID], w.DuplicateID)
+		}
+	}
+	assert.Equal(t, map[string][]string{
+		"d1": {"stored"},
+		"d2": {"newer", "stored", "older"},
+		"d3": {"audit"},
+	}, dups)
+}
+
 func TestImportConvertsLegacyDocuments(t *testing.T) {
 	dir := t.TempDir()
 	e := env(dir)

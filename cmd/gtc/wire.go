@@ -41,8 +41,12 @@ type app struct {
 	cred     azcore.TokenCredential
 	credErr  error
 
-	// curatorDeps built curator; gtc import --dry-run builds a twin that does not write.
+	// curatorDeps built curator; gtc import builds the curator of its run from them (with
+	// --dry-run, a twin that does not write).
 	curatorDeps gtc.CuratorDeps
+	// importScreen is curator's import screen (nil with both checks off); gtc import screens
+	// its run with a Run of it.
+	importScreen *screen.Screen
 	// artifacts is the export storage, once exporter has opened it.
 	artifacts gtc.ArtifactStore
 	// metrics counts what the server does (GTC_METRICS_ENABLED); nil in the other commands
@@ -273,14 +277,15 @@ func newApp(ctx context.Context, cfg *config.Config, log *slog.Logger, maintenan
 	pipeline := te.pipeline
 	vocab := tagging.NewVocabulary(reg, te.allow, te.groups, st.TagStore(), st.TagDefinitions(), clock, log)
 	alloc, _ := gtc.ParseAllocation(cfg.SamplingAllocation) // ignored entries were warned about above
+	scr := screen.New(screen.Options{PII: bool(cfg.PiiDetectionEnabled), Duplicates: bool(cfg.DuplicateDetectionEnabled),
+		Items: st.Items(), Log: log})
 	deps := gtc.CuratorDeps{
 		Store: st, Tagger: pipeline, Vocabulary: vocab, Clock: clock, IDs: gtc.NewIDGenerator(rand.Reader), Log: log,
 		RecomputeBatch: cfg.RecomputeBatchSize,
 		SelfServe:      gtc.SelfServeOptions{DefaultLimit: cfg.SelfServeLimit, MaxLimit: cfg.SelfServeMax, Allocation: alloc},
-		ImportScreen: screen.New(screen.Options{PII: bool(cfg.PiiDetectionEnabled), Duplicates: bool(cfg.DuplicateDetectionEnabled),
-			Items: st.Items(), Log: log}),
+		ImportScreen:   scr,
 	}
-	a.store, a.tagger, a.curator, a.curatorDeps = st, pipeline, gtc.NewCurator(deps), deps
+	a.store, a.tagger, a.curator, a.curatorDeps, a.importScreen = st, pipeline, gtc.NewCurator(deps), deps, scr
 	return a, nil
 }
 
