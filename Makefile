@@ -8,7 +8,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export GTC_DATA_DIR ?= ./data
 
-.PHONY: run build test test-unit fuzz bench bench-compare bench-instrumentation bench-hostile bench-history bench-release loadtest lint clean
+.PHONY: run build test test-unit fuzz bench bench-compare bench-instrumentation bench-hostile bench-history bench-release bench-engine loadtest lint clean
 
 ## run: build, load a small demo set into an empty embedded store, and serve on :8000
 run: build
@@ -57,6 +57,10 @@ bench-history: build
 ## bench-release: releases of 100,000 seeded approved items (RELEASE_FLAGS adds gtc-bench flags, e.g. --export-items 20000 or --export-data-dir DIR to reuse a seeded store): jsonl, parquet, two splits and both formats at once, each with its items/s and the server's RSS growth
 bench-release: build
 	$(GO) run ./cmd/gtc-bench --suite release --gtc $(BIN) $(RELEASE_FLAGS)
+
+## bench-engine: each bulk path through gtc against the bare SQLite engine writing (or reading) the same rows on a copy of the same 100,000-item store, with the same schema, pragmas, durability and writes per transaction, in rounds whose first side alternates; prints every round, the medians with their spread and the ratios gtc/engine (ENGINE_FLAGS adds gtc-bench flags, e.g. --rounds 2 --engine-paths import,migrate --data-dir DIR to reuse a seeded store)
+bench-engine: build
+	$(GO) run ./cmd/gtc-bench --suite engine --gtc $(BIN) --rounds 3 --instr-write-duration 15s $(ENGINE_FLAGS)
 
 ## loadtest: build bin/gtc, then 64 clients for 60 s against it on the embedded SQLite store (curators, editors, explorers, an exporter, an agent); checks that no acknowledged write was lost and prints throughput, latency percentiles, errors and the server's RSS (LOADTEST_FLAGS adds gtc-load flags). REPLICAS=2 (or more) runs that many servers on one database of the Cosmos DB test server instead, the requests going to them in turn
 REPLICAS ?= 1

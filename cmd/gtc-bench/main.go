@@ -55,6 +55,9 @@ type options struct {
 	instrWriteTime time.Duration
 
 	historyItems, historyEdits, historyRevisions int
+
+	engineImport int
+	enginePaths  string
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -70,7 +73,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&o.writeTime, "write-duration", 15*time.Second, "how long the write phase runs")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data directory")
 	fs.StringVar(&o.dataDir, "data-dir", "", "reuse this data directory (seeded when empty)")
-	fs.StringVar(&o.suite, "suite", "all", "what to measure: api, export, release, instrumentation, hostile, compare, history or all (api and export)")
+	fs.StringVar(&o.suite, "suite", "all", "what to measure: api, export, release, instrumentation, hostile, compare, history, engine or all (api and export)")
 	fs.IntVar(&o.exportN, "export-items", 100000, "approved items in the export, release and compare suites' store")
 	fs.StringVar(&o.exportDir, "export-data-dir", "", "reuse this data directory for the export and release suites (seeded when empty)")
 	fs.StringVar(&o.blobCS, "blob-connection-string", os.Getenv("GTC_BENCH_BLOB_CONNECTION_STRING"),
@@ -82,13 +85,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&o.historyItems, "history-items", 100000, "history suite: items of the storage-cost store (0 skips it)")
 	fs.IntVar(&o.historyEdits, "history-edits", 5, "history suite: edits of each of them")
 	fs.IntVar(&o.historyRevisions, "history-revisions", 1000, "history suite: revisions of the item whose history is read")
+	fs.IntVar(&o.engineImport, "engine-import", 10000, "engine suite: items in the import file")
+	fs.StringVar(&o.enginePaths, "engine-paths", "", "engine suite: comma-separated paths to run (default all: import, import-checks-off, put-16-clients, jsonl-export-stream, recompute-all-new, migrate, agent-execution)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	switch o.suite {
-	case "api", "export", "release", "instrumentation", "hostile", "compare", "history", "all":
+	case "api", "export", "release", "instrumentation", "hostile", "compare", "history", "engine", "all":
 	default:
-		return fmt.Errorf("--suite %q: must be api, export, release, instrumentation, hostile, compare, history or all", o.suite)
+		return fmt.Errorf("--suite %q: must be api, export, release, instrumentation, hostile, compare, history, engine or all", o.suite)
 	}
 	dir := o.dataDir
 	if dir == "" && (o.suite != "export" && o.suite != "release" || o.exportDir == "") {
@@ -113,6 +118,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if o.suite == "history" {
 		fmt.Fprintf(out, "data dir   %s\n", dir)
 		return historySuite(ctx, o, dir, out)
+	}
+	if o.suite == "engine" {
+		fmt.Fprintf(out, "data dir   %s\n", dir)
+		return engineSuite(ctx, o, dir, out)
 	}
 	if o.suite == "release" {
 		edir := o.exportDir

@@ -184,21 +184,49 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// openPools creates the directory and file with private modes and opens both pools.
-func (s *Store) openPools(ctx context.Context, synchronous string, busy time.Duration, readers int) error {
+// connParams are the pragmas of every connection to a database: what correctness needs
+// (the busy timeout, foreign keys), then, for speed: statement journals and sorts stay in
+// memory instead of temporary files; each connection caches 8 MiB of pages; and the WAL is
+// checkpointed every 10,000 pages (about 40 MiB) instead of 1,000, so hot index pages
+// rewritten by many commits are copied back once. No memory map: mapped pages count as the
+// server's resident memory, which then grows with the database (a 1 GiB map held 550 MiB at
+// 100,000 items for about 1 ms less per list page; see BENCHMARKS.md).
+func connParams(busy time.Duration) url.Values {
 	params := url.Values{}
 	params.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
 	params.Add("_pragma", "foreign_keys(1)")
-	// Beyond the pragmas correctness needs, for speed: statement journals and sorts stay in
-	// memory instead of temporary files; each connection caches 8 MiB of pages; and the WAL is
-	// checkpointed every 10,000 pages (about 40 MiB) instead of 1,000, so hot index pages
-	// rewritten by many commits are copied back once. No memory map: mapped pages count as
-	// the server's resident memory, which then grows with the database (a 1 GiB map held
-	// 550 MiB at 100,000 items for about 1 ms less per list page; see BENCHMARKS.md).
 	params.Add("_pragma", "temp_store(MEMORY)")
 	params.Add("_pragma", "mmap_size(0)")
 	params.Add("_pragma", "cache_size(-8192)")
 	params.Add("_pragma", "wal_autocheckpoint(10000)")
+	return params
+}
+
+// fileParams adds to connParams what a connection to a database file has: the WAL and the
+// durability of each commit.
+func fileParams(busy time.Duration, synchronous string) url.Values {
+	params := connParams(busy)
+	params.Add("_pragma", "journal_mode(WAL)")
+	params.Add("_pragma", "synchronous("+synchronous+")")
+	return params
+}
+
+// WriterDSN is the data source name (driver "sqlite") of the store's writer connection to
+// the database file at path: the store's pragmas, synchronous (FULL by default) and BEGIN
+// IMMEDIATE transactions. The benchmark of the bare engine opens its copy of a store with
+// it, so both sides run with the same pragmas and durability.
+func WriterDSN(path, synchronous string) string {
+	if synchronous == "" {
+		synchronous = "FULL"
+	}
+	params := fileParams(DefaultBusyTimeout, synchronous)
+	params.Set("_txlock", "immediate")
+	return path + "?" + params.Encode()
+}
+
+// openPools creates the directory and file with private modes and opens both pools.
+func (s *Store) openPools(ctx context.Context, synchronous string, busy time.Duration, readers int) error {
+	params := connParams(busy)
 	if s.memory {
 		// One connection is the whole database: it must never be closed or replaced.
 		params.Set("_txlock", "immediate")
@@ -242,8 +270,7 @@ func (s *Store) openPools(ctx context.Context, synchronous string, busy time.Dur
 	}
 	s.fileInfo = fi
 
-	params.Add("_pragma", "journal_mode(WAL)")
-	params.Add("_pragma", "synchronous("+synchronous+")")
+	params = fileParams(busy, synchronous)
 	wparams := cloneValues(params)
 	wparams.Set("_txlock", "immediate")
 	wdb, err := sql.Open("sqlite", s.path+"?"+wparams.Encode())
