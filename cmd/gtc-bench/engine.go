@@ -66,7 +66,7 @@ func engineSuite(ctx context.Context, o options, dir string, out io.Writer) erro
 	if err := writeImportFile(filepath.Join(seedDir, "gtc.db"), importFile, o.engineImport); err != nil {
 		return fmt.Errorf("import file: %w", err)
 	}
-	paths := enginePaths(o, importFile)
+	paths := enginePaths(o, importFile, out)
 	fmt.Fprintf(out, "%d rounds per path, the side that runs first alternating; every run on a fresh copy of the path's start store\n\n", o.rounds)
 	type summary struct {
 		p      enginePath
@@ -177,7 +177,7 @@ func engineSuite(ctx context.Context, o options, dir string, out io.Writer) erro
 }
 
 // enginePaths are the bulk paths, in the order they run.
-func enginePaths(o options, importFile string) []enginePath {
+func enginePaths(o options, importFile string, out io.Writer) []enginePath {
 	importRun := func(extra ...string) func(ctx context.Context, dir string) (int, time.Duration, error) {
 		return func(ctx context.Context, dir string) (int, time.Duration, error) {
 			var sum struct {
@@ -197,7 +197,7 @@ func enginePaths(o options, importFile string) []enginePath {
 		{name: "import-checks-off", unit: "items/s", batch: 100,
 			gtc: importRun("GTC_PII_DETECTION_ENABLED=false", "GTC_DUPLICATE_DETECTION_ENABLED=false")},
 		{name: "put-16-clients", unit: "writes/s", batch: 16, gtc: func(ctx context.Context, dir string) (int, time.Duration, error) {
-			return putRun(ctx, o, dir)
+			return putRun(ctx, o, dir, out)
 		}},
 		{name: "jsonl-export-stream", unit: "items/s", gtc: func(ctx context.Context, dir string) (int, time.Duration, error) {
 			return exportStreamRun(ctx, o, dir)
@@ -256,8 +256,8 @@ func runCLI(ctx context.Context, bin, dir string, env []string, sum any, args ..
 }
 
 // putRun is the PUT phase of the API suite on a server started on dir: o.writers clients
-// writing drafts for o.instrWriteTime.
-func putRun(ctx context.Context, o options, dir string) (int, time.Duration, error) {
+// writing drafts for o.instrWriteTime. It prints how many writes shared each commit.
+func putRun(ctx context.Context, o options, dir string, out io.Writer) (int, time.Duration, error) {
 	srv, err := loadkit.StartServer(ctx, o.gtc, dir)
 	if err != nil {
 		return 0, 0, err
@@ -279,7 +279,7 @@ func putRun(ctx context.Context, o options, dir string) (int, time.Duration, err
 		return 0, 0, fmt.Errorf("%d PUTs failed (see %s)", errs, srv.LogPath)
 	}
 	if c1, w1, ok := c.commits(); counted && ok && c1 > c0 {
-		fmt.Fprintf(os.Stderr, "put-16-clients: %.1f writes per commit (fsync) in gtc\n", (w1-w0)/(c1-c0))
+		fmt.Fprintf(out, "%-26s gtc: %.1f writes per commit (fsync)\n", "put-16-clients", (w1-w0)/(c1-c0))
 	}
 	if err := srv.Stop(); err != nil {
 		return 0, 0, fmt.Errorf("stop: %w (see %s)", err, srv.LogPath)
