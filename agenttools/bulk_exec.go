@@ -15,6 +15,8 @@ import (
 const (
 	// journalChunk is how many items are journaled and written per step.
 	journalChunk = 100
+	// chunksInFlight is how many steps of one execution run at once.
+	chunksInFlight = 2
 	// outageFailures consecutive failed items abort a run as a store outage.
 	outageFailures = 20
 )
@@ -321,18 +323,29 @@ func (b *Bulk) run(ex *execution) {
 		ex.entries[i] = gtc.AgentOpItem{DatasetName: c.key.DatasetName, Bucket: c.key.Bucket, ID: c.key.ID, Result: gtc.AgentItemPending,
 			ETagBefore: c.etag, ManualTagsBefore: c.before, PlannedTags: c.after}
 	}
-	next := 0 // first item not yet walked
-	for next < len(changes) && ex.outcome == gtc.AgentOpCompleted {
+	// Chunks overlap: while the store writes one, the next one's intents are journaled and
+	// its items read and prepared. Each chunk's intents are journaled before any of its
+	// writes, in chunk order, so the journal never has a gap.
+	slots := make(chan struct{}, chunksInFlight)
+	var walking sync.WaitGroup
+	for next := 0; next < len(changes); next += journalChunk {
+		slots <- struct{}{}
+		if ex.stopped() {
+			break
+		}
 		end := min(next+journalChunk, len(changes))
 		if err := b.audit.PutItems(store, ex.op.OperationID, next, ex.entries[next:end]); err != nil {
 			b.log.Error("agent operation: journaling failed", "operation_id", ex.op.OperationID, "err", err)
-			ex.outcome = gtc.AgentOpFailed
+			ex.stop(gtc.AgentOpFailed)
 			break
 		}
-		b.writeChunk(ctx, ex, next, end)
-		b.finishChunk(store, ex, next, end)
-		next = end
+		walking.Go(func() {
+			defer func() { <-slots }()
+			b.writeChunk(ctx, ex, next, end)
+			b.finishChunk(store, ex, next, end)
+		})
 	}
+	walking.Wait()
 	// What the run did not reach is logged as not attempted, so the entry lists every
 	// previewed item.
 	first := -1

@@ -324,7 +324,7 @@ func TestWriteRetries(t *testing.T) {
 	})
 	t.Run("twenty failures in a row abort the run", func(t *testing.T) {
 		e := newBulkEnv(t, BulkOptions{WriteRetries: 1})
-		const n = 2*journalChunk + 50
+		const n = (chunksInFlight+1)*journalChunk + 50
 		for i := range n {
 			e.add("ds", fmt.Sprintf("i%03d", i), "q", "topic:old")
 		}
@@ -334,10 +334,11 @@ func TestWriteRetries(t *testing.T) {
 		d := dataOf(t, r)
 		assert.Equal(t, gtc.AgentOpFailed, d["status"])
 		c := d["counts"].(gtc.AgentOpCounts)
-		// A chunk of journalChunk items is written as one batch, so the rest of the batch in
-		// which the 20th fails is still attempted; the walk stops after it.
+		// A batch holds up to a chunk of journalChunk items and chunksInFlight chunks are
+		// written at once, so the rest of the batches in flight when the 20th fails are still
+		// attempted; the walk stops after them.
 		assert.GreaterOrEqual(t, c.Failed, outageFailures)
-		assert.LessOrEqual(t, c.Failed, journalChunk)
+		assert.LessOrEqual(t, c.Failed, chunksInFlight*journalChunk)
 		assert.Equal(t, n, c.Failed+c.NotAttempted)
 		assert.Contains(t, r.Content, "Stopped early: the store kept failing")
 		entries, _ := e.audit.Items(bg, d["operationId"].(string), 0)
