@@ -112,6 +112,12 @@ type ItemStore interface {
 	// the first is the one created (RepeatedInCall).
 	CreateEach(ctx context.Context, items []*Item) []error
 	Replace(ctx context.Context, prev, next *Item) (*Item, error)
+	// ReplaceEach writes each pair's Next over its Prev as Replace does, conditional on the
+	// stored ETag still being Prev's, each pair standing or falling alone, and returns each
+	// one's stored item or error, in order. It is how a bulk tag operation writes: a store
+	// writes many items faster together than one at a time. A pair whose item an earlier pair
+	// of the call names is refused (RepeatedReplaceInCall).
+	ReplaceEach(ctx context.Context, pairs []Replacement) ([]*Item, []error)
 	DeleteDataset(ctx context.Context, datasetName string) (DatasetDeletion, error)
 
 	Query(ctx context.Context, q Query) (QueryPage, error)
@@ -148,6 +154,38 @@ func RepeatedInCall(items []*Item) map[int]error {
 			out = map[int]error{}
 		}
 		out[i] = fmt.Errorf("create %s: %w", it.Key(), &ConflictError{Existing: items[j].Key()})
+	}
+	return out
+}
+
+// Replacement is one write of ReplaceEach: Next replaces Prev while the stored ETag is still
+// Prev's. Both have the same key.
+type Replacement struct {
+	Prev, Next *Item
+}
+
+// RepeatedReplaceInCall returns, for each pair of a ReplaceEach call whose item (datasetName,
+// id) an earlier pair of the same call names, the error that refuses it: ErrInvalidArgument.
+// A store writes the pairs of one call in any order, so a second write of one item could
+// not tell which version it replaces; the first pair of an item is the one written. Pairs
+// with a nil Prev are left to the store.
+func RepeatedReplaceInCall(pairs []Replacement) map[int]error {
+	var out map[int]error
+	first := make(map[[2]string]int, len(pairs))
+	for i, r := range pairs {
+		if r.Prev == nil {
+			continue
+		}
+		k := [2]string{r.Prev.DatasetName, r.Prev.ID}
+		j, seen := first[k]
+		if !seen {
+			first[k] = i
+			continue
+		}
+		if out == nil {
+			out = map[int]error{}
+		}
+		out[i] = fmt.Errorf("replace %s: %w: pair %d of the call already replaces it", r.Prev.Key(), ErrInvalidArgument, j)
 	}
 	return out
 }

@@ -16,10 +16,10 @@ import (
 	"github.com/gtc-dev/gtc/tagging"
 )
 
-// TagSaver is the tag save path the bulk operations write through;
-// *gtc.Curator implements it.
+// TagSaver is the tag save path the bulk operations write through: many items at once, each
+// standing or falling alone; *gtc.Curator implements it.
 type TagSaver interface {
-	SetManualTags(ctx context.Context, k gtc.Key, expect string, manual []string) (*gtc.Item, error)
+	SetManualTagsEach(ctx context.Context, changes []gtc.ManualTagsChange) ([]*gtc.Item, []error)
 }
 
 // BulkOptions are the limits of the writing agent tools.

@@ -15,10 +15,10 @@ import (
 const (
 	// journalChunk is how many items are journaled and written per step.
 	journalChunk = 100
+	// chunksInFlight is how many steps of one execution run at once.
+	chunksInFlight = 2
 	// outageFailures consecutive failed items abort a run as a store outage.
 	outageFailures = 20
-	// execWriters is how many item writes of one execution run at once.
-	execWriters = 16
 )
 
 // execution is one running operation.
@@ -312,8 +312,8 @@ func (b *Bulk) release(ex *execution, pv *gtc.AgentPreview, reopen bool) {
 	b.wg.Done()
 }
 
-// run walks the change list in chunks: journal the intents, write each item, journal the
-// results; then it finishes the header.
+// run walks the change list in chunks: journal the intents, write the items in batches,
+// journal the results; then it finishes the header.
 func (b *Bulk) run(ex *execution) {
 	ctx := b.baseCtx
 	store := context.WithoutCancel(ctx) // the log is written even while shutting down
@@ -323,18 +323,29 @@ func (b *Bulk) run(ex *execution) {
 		ex.entries[i] = gtc.AgentOpItem{DatasetName: c.key.DatasetName, Bucket: c.key.Bucket, ID: c.key.ID, Result: gtc.AgentItemPending,
 			ETagBefore: c.etag, ManualTagsBefore: c.before, PlannedTags: c.after}
 	}
-	next := 0 // first item not yet walked
-	for next < len(changes) && ex.outcome == gtc.AgentOpCompleted {
+	// Chunks overlap: while the store writes one, the next one's intents are journaled and
+	// its items read and prepared. Each chunk's intents are journaled before any of its
+	// writes, in chunk order, so the journal never has a gap.
+	slots := make(chan struct{}, chunksInFlight)
+	var walking sync.WaitGroup
+	for next := 0; next < len(changes); next += journalChunk {
+		slots <- struct{}{}
+		if ex.stopped() {
+			break
+		}
 		end := min(next+journalChunk, len(changes))
 		if err := b.audit.PutItems(store, ex.op.OperationID, next, ex.entries[next:end]); err != nil {
 			b.log.Error("agent operation: journaling failed", "operation_id", ex.op.OperationID, "err", err)
-			ex.outcome = gtc.AgentOpFailed
+			ex.stop(gtc.AgentOpFailed)
 			break
 		}
-		b.writeChunk(ctx, ex, next, end)
-		b.finishChunk(store, ex, next, end)
-		next = end
+		walking.Go(func() {
+			defer func() { <-slots }()
+			b.writeChunk(ctx, ex, next, end)
+			b.finishChunk(store, ex, next, end)
+		})
 	}
+	walking.Wait()
 	// What the run did not reach is logged as not attempted, so the entry lists every
 	// previewed item.
 	first := -1
@@ -378,38 +389,25 @@ func (b *Bulk) run(ex *execution) {
 	close(ex.done)
 }
 
-// writeChunk writes items [from, to) with up to execWriters at once, so a store that
-// commits concurrent writes together (SQLite's single writer, Cosmos DB's parallel
-// requests) is kept busy. The rate limit applies to every write. A shutdown, or twenty
-// failures in a row (a store outage), stops the walk: items not started stay pending.
+// writeChunk writes items [from, to) in batches through the tag save path, which hands
+// each batch to the store at once (ItemStore.ReplaceEach: SQLite writes it in a few shared
+// transactions, Cosmos DB as parallel requests). The rate limit applies to every write: a
+// batch is as many items as it lets through, at least one. A shutdown, or twenty failures in
+// a row (a store outage), stops the walk after the batch in flight: items not started stay
+// pending.
 func (b *Bulk) writeChunk(ctx context.Context, ex *execution, from, to int) {
 	// The walk outlives the call that started it: its writes are the operation's actor's.
 	ctx = gtc.WithChange(gtc.WithCaller(ctx, gtc.Caller{UserID: ex.op.Actor}),
 		gtc.Change{Source: gtc.SourceAgentPrefix + ex.op.OperationID, OperationID: ex.op.OperationID})
-	idx := make(chan int)
-	var wg sync.WaitGroup
-	for range min(execWriters, to-from) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range idx {
-				if ex.stopped() {
-					continue
-				}
-				if err := b.limiter.wait(ctx); err != nil {
-					ex.stop(gtc.AgentOpInterrupted)
-					continue
-				}
-				res, reason, it := b.writeItem(ctx, ex.plan.changes[i])
-				ex.record(i, res, reason, it)
-			}
-		}()
+	for next := from; next < to && !ex.stopped(); {
+		n, err := b.limiter.take(ctx, to-next)
+		if err != nil {
+			ex.stop(gtc.AgentOpInterrupted)
+			return
+		}
+		b.writeBatch(ctx, ex, next, next+n)
+		next += n
 	}
-	for i := from; i < to; i++ {
-		idx <- i
-	}
-	close(idx)
-	wg.Wait()
 }
 
 // finishChunk journals the results of items [from, to); items of the chunk not walked stay
@@ -446,29 +444,42 @@ const (
 	reasonMissing = "deleted since preview"
 )
 
-// writeItem writes one item through the tag save path. A lost race is never
-// retried; transient store errors are, with backoff.
-func (b *Bulk) writeItem(ctx context.Context, c change) (result, reason string, _ *gtc.Item) {
-	var last error
+// writeBatch writes items [from, to) through the tag save path and records each one's
+// result. A lost race is never retried; transient store errors are, with backoff, for the
+// items that met them.
+func (b *Bulk) writeBatch(ctx context.Context, ex *execution, from, to int) {
+	pending := make([]int, 0, to-from)
+	for i := from; i < to; i++ {
+		pending = append(pending, i)
+	}
+	last := make(map[int]error)
 	for attempt := range b.opts.WriteRetries {
-		it, err := b.saver.SetManualTags(ctx, c.key, c.etag, c.after)
-		var fe *gtc.TagFormatError
-		var re *gtc.TagRuleError
-		switch {
-		case err == nil:
-			return gtc.AgentItemApplied, "", it
-		case errors.Is(err, gtc.ErrNotFound):
-			return gtc.AgentItemSkippedMissing, reasonMissing, nil
-		case errors.Is(err, gtc.ErrPreconditionFailed):
-			return gtc.AgentItemSkippedChanged, reasonChanged, nil
-		case errors.As(err, &re), errors.As(err, &fe):
-			return gtc.AgentItemSkippedConflict, err.Error(), nil
-		case errors.Is(err, gtc.ErrTooLarge), errors.Is(err, gtc.ErrInvalidArgument):
-			return gtc.AgentItemFailed, "the store refused the item", nil
+		changes := make([]gtc.ManualTagsChange, len(pending))
+		for n, i := range pending {
+			c := ex.plan.changes[i]
+			changes[n] = gtc.ManualTagsChange{Key: c.key, Expect: c.etag, Manual: c.after}
 		}
-		last = err
+		written, errs := b.saver.SetManualTagsEach(ctx, changes)
+		again := pending[:0]
+		for n, i := range pending {
+			res, reason, final := writeResult(errs[n])
+			if final {
+				ex.record(i, res, reason, written[n])
+				continue
+			}
+			last[i] = errs[n]
+			again = append(again, i)
+		}
+		pending = again
+		if len(pending) == 0 {
+			return
+		}
 		if ctx.Err() != nil {
-			return gtc.AgentItemNotAttempted, "interrupted by shutdown", nil
+			for _, i := range pending {
+				ex.record(i, gtc.AgentItemNotAttempted, "interrupted by shutdown", nil)
+			}
+			ex.stop(gtc.AgentOpInterrupted)
+			return
 		}
 		if attempt < b.opts.WriteRetries-1 {
 			d := time.Duration(float64(100*time.Millisecond<<(2*attempt)) * (0.5 + rand.Float64()))
@@ -477,8 +488,30 @@ func (b *Bulk) writeItem(ctx context.Context, c change) (result, reason string, 
 			}
 		}
 	}
-	b.log.Warn("agent operation: item write failed", "item", c.key.String(), "err", last)
-	return gtc.AgentItemFailed, "store error after retries", nil
+	for _, i := range pending {
+		b.log.Warn("agent operation: item write failed", "item", ex.plan.changes[i].key.String(), "err", last[i])
+		ex.record(i, gtc.AgentItemFailed, "store error after retries", nil)
+	}
+}
+
+// writeResult classifies the outcome of one item's write: its result and reason, and
+// whether that is final (false: a transient store error, worth another attempt).
+func writeResult(err error) (result, reason string, final bool) {
+	var fe *gtc.TagFormatError
+	var re *gtc.TagRuleError
+	switch {
+	case err == nil:
+		return gtc.AgentItemApplied, "", true
+	case errors.Is(err, gtc.ErrNotFound):
+		return gtc.AgentItemSkippedMissing, reasonMissing, true
+	case errors.Is(err, gtc.ErrPreconditionFailed):
+		return gtc.AgentItemSkippedChanged, reasonChanged, true
+	case errors.As(err, &re), errors.As(err, &fe):
+		return gtc.AgentItemSkippedConflict, err.Error(), true
+	case errors.Is(err, gtc.ErrTooLarge), errors.Is(err, gtc.ErrInvalidArgument):
+		return gtc.AgentItemFailed, "the store refused the item", true
+	}
+	return "", "", false
 }
 
 // Close refuses new executions and lets running ones go on for the shutdown grace; what

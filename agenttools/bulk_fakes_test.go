@@ -155,8 +155,9 @@ func (m *memAudit) DeleteBefore(_ context.Context, t time.Time) (int, error) {
 	return n, nil
 }
 
-// spySaver wraps the tag save path: before runs ahead of each call (an edit between the
-// preview and the write, or a failure to inject); calls counts them.
+// spySaver wraps the tag save path: before runs ahead of each item's write (an edit between
+// the preview and the write, or a failure to inject, which becomes that item's result);
+// calls counts the items.
 type spySaver struct {
 	next   TagSaver
 	mu     sync.Mutex
@@ -164,18 +165,32 @@ type spySaver struct {
 	before func(k gtc.Key, call int) error
 }
 
-func (s *spySaver) SetManualTags(ctx context.Context, k gtc.Key, expect string, manual []string) (*gtc.Item, error) {
-	s.mu.Lock()
-	s.calls++
-	n := s.calls
-	hook := s.before
-	s.mu.Unlock()
-	if hook != nil {
-		if err := hook(k, n); err != nil {
-			return nil, err
+func (s *spySaver) SetManualTagsEach(ctx context.Context, changes []gtc.ManualTagsChange) ([]*gtc.Item, []error) {
+	out := make([]*gtc.Item, len(changes))
+	errs := make([]error, len(changes))
+	var pass []gtc.ManualTagsChange
+	var at []int
+	for i, ch := range changes {
+		s.mu.Lock()
+		s.calls++
+		n := s.calls
+		hook := s.before
+		s.mu.Unlock()
+		if hook != nil {
+			if errs[i] = hook(ch.Key, n); errs[i] != nil {
+				continue
+			}
+		}
+		pass = append(pass, ch)
+		at = append(at, i)
+	}
+	if len(pass) > 0 {
+		written, werrs := s.next.SetManualTagsEach(ctx, pass)
+		for n, i := range at {
+			out[i], errs[i] = written[n], werrs[n]
 		}
 	}
-	return s.next.SetManualTags(ctx, k, expect, manual)
+	return out, errs
 }
 
 func (s *spySaver) count() int {
@@ -314,6 +329,13 @@ func (readOnlyItems) Create(context.Context, *gtc.Item) (*gtc.Item, error) {
 }
 func (readOnlyItems) Replace(context.Context, *gtc.Item, *gtc.Item) (*gtc.Item, error) {
 	return nil, errWriteBypass
+}
+func (readOnlyItems) ReplaceEach(_ context.Context, pairs []gtc.Replacement) ([]*gtc.Item, []error) {
+	errs := make([]error, len(pairs))
+	for i := range errs {
+		errs[i] = errWriteBypass
+	}
+	return make([]*gtc.Item, len(pairs)), errs
 }
 func (readOnlyItems) DeleteDataset(context.Context, string) (gtc.DatasetDeletion, error) {
 	return gtc.DatasetDeletion{}, errWriteBypass

@@ -141,19 +141,27 @@ func newTokenBucket(perSecond int, clock gtc.Clock, sleep func(context.Context, 
 	return &tokenBucket{rate: float64(perSecond), burst: float64(perSecond), clock: clock, sleep: sleep, last: clock.Now()}
 }
 
-// wait takes one token, sleeping until it is due.
-func (t *tokenBucket) wait(ctx context.Context) error {
+// take takes the tokens that are due, up to n; when none is, it takes one and sleeps until
+// it is due. It returns how many it took (at least one).
+func (t *tokenBucket) take(ctx context.Context, n int) (int, error) {
 	t.mu.Lock()
+	t.refill()
+	if due := min(n, int(t.tokens)); due >= 1 {
+		t.tokens -= float64(due)
+		t.mu.Unlock()
+		return due, ctx.Err()
+	}
+	t.tokens--
+	deficit := -t.tokens // > 0: fewer than one token was due
+	t.mu.Unlock()
+	return 1, t.sleep(ctx, time.Duration(deficit/t.rate*float64(time.Second)))
+}
+
+// refill adds the tokens due since the last call; t.mu is held.
+func (t *tokenBucket) refill() {
 	now := t.clock.Now()
 	if el := now.Sub(t.last).Seconds(); el > 0 {
 		t.tokens = min(t.burst, t.tokens+el*t.rate)
 		t.last = now
 	}
-	t.tokens--
-	deficit := -t.tokens
-	t.mu.Unlock()
-	if deficit <= 0 {
-		return ctx.Err()
-	}
-	return t.sleep(ctx, time.Duration(deficit/t.rate*float64(time.Second)))
 }

@@ -324,8 +324,9 @@ func TestWriteRetries(t *testing.T) {
 	})
 	t.Run("twenty failures in a row abort the run", func(t *testing.T) {
 		e := newBulkEnv(t, BulkOptions{WriteRetries: 1})
-		for i := range 60 {
-			e.add("ds", fmt.Sprintf("i%02d", i), "q", "topic:old")
+		const n = (chunksInFlight+1)*journalChunk + 50
+		for i := range n {
+			e.add("ds", fmt.Sprintf("i%03d", i), "q", "topic:old")
 		}
 		e.saver.before = func(gtc.Key, int) error { return errTransient }
 		require.False(t, e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", true)).IsError)
@@ -333,15 +334,16 @@ func TestWriteRetries(t *testing.T) {
 		d := dataOf(t, r)
 		assert.Equal(t, gtc.AgentOpFailed, d["status"])
 		c := d["counts"].(gtc.AgentOpCounts)
-		// Writes run execWriters at a time, so up to execWriters-1 more may be in flight when
-		// the 20th fails.
+		// A batch holds up to a chunk of journalChunk items and chunksInFlight chunks are
+		// written at once, so the rest of the batches in flight when the 20th fails are still
+		// attempted; the walk stops after them.
 		assert.GreaterOrEqual(t, c.Failed, outageFailures)
-		assert.LessOrEqual(t, c.Failed, outageFailures+execWriters-1)
-		assert.Equal(t, 60, c.Failed+c.NotAttempted)
+		assert.LessOrEqual(t, c.Failed, chunksInFlight*journalChunk)
+		assert.Equal(t, n, c.Failed+c.NotAttempted)
 		assert.Contains(t, r.Content, "Stopped early: the store kept failing")
 		entries, _ := e.audit.Items(bg, d["operationId"].(string), 0)
-		require.Len(t, entries, 60, "every previewed item is in the log")
-		assert.Equal(t, gtc.AgentItemNotAttempted, entries[59].Result)
+		require.Len(t, entries, n, "every previewed item is in the log")
+		assert.Equal(t, gtc.AgentItemNotAttempted, entries[n-1].Result)
 	})
 }
 
@@ -496,6 +498,7 @@ func TestToolWritesNeverOverwriteCuratorEdits(t *testing.T) {
 				keys = append(keys, e.add("ds", fmt.Sprintf("i%03d", i), "q", "topic:instal").Key())
 			}
 			require.False(t, e.bulk.ManageTags(bg, caller("alice"), merge("topic:instal", "topic:install", true)).IsError)
+			e.clock.Advance(time.Second) // the rate limit lets the writes through in batches
 			var wg sync.WaitGroup
 			var mu sync.Mutex
 			curatorWrote := map[gtc.Key]map[string]bool{} // ETags of the successful curator writes
@@ -561,6 +564,74 @@ func TestToolWritesNeverOverwriteCuratorEdits(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// racingStore is a store whose batched item writes let a curator save first: race runs just
+// before each ReplaceEach, after the tag save path has read the items it writes.
+type racingStore struct {
+	gtc.Store
+	race func(pairs []gtc.Replacement)
+}
+
+func (s racingStore) Items() gtc.ItemStore { return racingItems{s.Store.Items(), s.race} }
+
+type racingItems struct {
+	gtc.ItemStore
+	race func(pairs []gtc.Replacement)
+}
+
+func (s racingItems) ReplaceEach(ctx context.Context, pairs []gtc.Replacement) ([]*gtc.Item, []error) {
+	s.race(pairs)
+	return s.ItemStore.ReplaceEach(ctx, pairs)
+}
+
+// TestCuratorEditBetweenReadAndWriteWins saves a curator's edit of one item after the
+// execution has read it and before its batch is written: the curator's edit stays whole,
+// the item is reported as changed since the preview, and the rest of the batch is applied.
+func TestCuratorEditBetweenReadAndWriteWins(t *testing.T) {
+	e := newBulkEnv(t, BulkOptions{})
+	var items []*gtc.Item
+	for i := range 5 {
+		items = append(items, e.add("ds", fmt.Sprintf("i%d", i), "q", "topic:old"))
+	}
+	target := items[2]
+	batches := 0
+	race := func(pairs []gtc.Replacement) {
+		batches++
+		for _, p := range pairs {
+			if p.Prev.Key() == target.Key() {
+				assert.Equal(t, target.ETag, p.Prev.ETag, "the item was read before the curator's edit")
+				e.edit(target.Key(), "a curator's note", "intent:action")
+			}
+		}
+	}
+	e.saver.next = gtc.NewCurator(gtc.CuratorDeps{Store: racingStore{e.store, race}, Tagger: e.pipe, Clock: e.clock})
+
+	require.False(t, e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", true)).IsError)
+	e.clock.Advance(time.Second) // the rate limit lets every write through at once: one batch
+	r := e.bulk.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", false))
+	require.False(t, r.IsError, r.Content)
+	assert.Equal(t, 1, batches, "the five items are written as one batch")
+	d := dataOf(t, r)
+	assert.Equal(t, gtc.AgentOpCounts{Planned: 5, Applied: 4, SkippedChanged: 1}, d["counts"])
+	assert.Contains(t, r.Content, "Skipped, changed since preview")
+
+	got := e.get(target)
+	assert.Equal(t, "a curator's note", got.Comment, "the curator's edit stands")
+	assert.Equal(t, []string{"intent:action", "topic:old"}, got.ManualTags, "without the tool's change")
+	entries, err := e.audit.Items(bg, d["operationId"].(string), 0)
+	require.NoError(t, err)
+	require.Len(t, entries, 5)
+	for i, en := range entries {
+		if en.Key() == target.Key() {
+			assert.Equal(t, gtc.AgentItemSkippedChanged, en.Result)
+			assert.Equal(t, reasonChanged, *en.Reason)
+			assert.Nil(t, en.ETagAfter)
+			continue
+		}
+		assert.Equal(t, gtc.AgentItemApplied, en.Result, "entry %d", i)
+		assert.Equal(t, []string{"topic:new"}, e.get(items[i]).ManualTags)
 	}
 }
 
@@ -746,4 +817,41 @@ func TestSlowStorePreviewTimesOut(t *testing.T) {
 	assert.False(t, e.kept("alice", "topic:old", "topic:new"), "no preview is kept")
 	assert.Equal(t, CodeNoPreview, errCode(slow.ManageTags(bg, caller("alice"), merge("topic:old", "topic:new", false))))
 	assert.Equal(t, 0, e.saver.count(), "nothing was written")
+}
+
+// The rate limit hands out the writes that are due at once, up to the batch asked for, and
+// makes a caller with none due wait for one.
+func TestRateLimitBatches(t *testing.T) {
+	clock := gtc.NewFakeClock(time.Date(2025, 11, 21, 10, 0, 0, 0, time.UTC))
+	var slept time.Duration
+	tb := newTokenBucket(50, clock, func(ctx context.Context, d time.Duration) error {
+		slept += d
+		clock.Advance(d)
+		return ctx.Err()
+	})
+	n, err := tb.take(bg, 100)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the bucket starts empty: one write, after waiting for it")
+	assert.Equal(t, 20*time.Millisecond, slept)
+
+	clock.Advance(time.Second)
+	slept = 0
+	n, err = tb.take(bg, 100)
+	require.NoError(t, err)
+	assert.Equal(t, 50, n, "a second's writes at most, all at once")
+	assert.Zero(t, slept)
+
+	clock.Advance(500 * time.Millisecond)
+	n, err = tb.take(bg, 10)
+	require.NoError(t, err)
+	assert.Equal(t, 10, n, "no more than asked for")
+	n, err = tb.take(bg, 100)
+	require.NoError(t, err)
+	assert.Equal(t, 15, n, "the rest of what is due")
+	assert.Zero(t, slept)
+
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	_, err = tb.take(ctx, 1)
+	assert.ErrorIs(t, err, context.Canceled)
 }

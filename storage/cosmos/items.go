@@ -124,6 +124,32 @@ func (is *itemStore) CreateEach(ctx context.Context, items []*gtc.Item) []error 
 	return errs
 }
 
+// replaceWorkers is how many replaces of one ReplaceEach are in flight: each is one
+// conditional write (a transactional batch with its revisions), and the SDK retries a
+// throttled (429) one.
+const replaceWorkers = 64
+
+// ReplaceEach writes each pair as Replace does, replaceWorkers at a time.
+func (is *itemStore) ReplaceEach(ctx context.Context, pairs []gtc.Replacement) ([]*gtc.Item, []error) {
+	out := make([]*gtc.Item, len(pairs))
+	errs := make([]error, len(pairs))
+	for i, err := range gtc.RepeatedReplaceInCall(pairs) {
+		errs[i] = err // the writes run at once: the first pair of an item is the one written
+	}
+	_ = parallel.ForEach(ctx, len(pairs), replaceWorkers, func(ctx context.Context, i int) error {
+		if errs[i] == nil {
+			out[i], errs[i] = is.Replace(ctx, pairs[i].Prev, pairs[i].Next)
+		}
+		return nil // each item stands or falls alone
+	})
+	for i := range pairs {
+		if errs[i] == nil && out[i] == nil {
+			errs[i] = wrapErr("replace", ctx.Err()) // not started: ctx ended
+		}
+	}
+	return out, errs
+}
+
 // Create registers the bucket, checks (datasetName, id) and creates the document.
 func (is *itemStore) Create(ctx context.Context, it *gtc.Item) (*gtc.Item, error) {
 	s := is.s

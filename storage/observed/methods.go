@@ -40,15 +40,27 @@ func (s items) Create(ctx context.Context, it *gtc.Item) (*gtc.Item, error) {
 func (s items) CreateEach(ctx context.Context, its []*gtc.Item) []error {
 	ctx, c := s.o.start(ctx, "items.CreateEach")
 	errs := s.inner.CreateEach(ctx, its)
-	var failed error
+	c.end(firstFailure(errs))
+	return errs
+}
+
+// firstFailure is the first of errs that is not an expected refusal, or nil.
+func firstFailure(errs []error) error {
 	for _, err := range errs {
 		if err != nil && !expected(Reason(err)) {
-			failed = err
-			break
+			return err
 		}
 	}
-	c.end(failed)
-	return errs
+	return nil
+}
+
+// ReplaceEach is one call however many items it writes; an item's expected refusal (gone,
+// changed) does not mark it, while any other item's failure does.
+func (s items) ReplaceEach(ctx context.Context, pairs []gtc.Replacement) ([]*gtc.Item, []error) {
+	ctx, c := s.o.start(ctx, "items.ReplaceEach")
+	out, errs := s.inner.ReplaceEach(ctx, pairs)
+	c.end(firstFailure(errs))
+	return out, errs
 }
 
 func (s items) Replace(ctx context.Context, prev, next *gtc.Item) (*gtc.Item, error) {

@@ -429,58 +429,100 @@ func (is *itemStore) createMany(ctx context.Context, items []*gtc.Item) error {
 
 // Replace writes next over prev if the stored ETag is still prev.ETag.
 func (is *itemStore) Replace(ctx context.Context, prev, next *gtc.Item) (*gtc.Item, error) {
-	if prev == nil || next == nil {
-		return nil, fmt.Errorf("sqlite: replace: %w: nil item", gtc.ErrInvalidArgument)
-	}
-	k := prev.Key()
-	if next.Key() != k {
-		return nil, fmt.Errorf("sqlite: replace: %w: key %s differs from %s", gtc.ErrInvalidArgument, next.Key(), k)
-	}
-	p, err := is.s.prepareItem(ctx, "replace", prev, next)
+	p, err := is.s.prepareReplace(ctx, prev, next)
 	if err != nil {
 		return nil, err
 	}
-	st := &is.s.stmts
-	ifMatch := prev.ETag
-	oldTags, oldStatus := prev.Tags(), string(prev.Status)
-	err = is.s.write(ctx, "replace", func(w *wtx) error {
-		var cur storedColumns
-		err := cur.scan(w.stmt(st.currentOf).QueryRow(k.DatasetName, k.ID))
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && cur.bucket != k.Bucket) {
-			return fmt.Errorf("sqlite: replace %s: %w", k, gtc.ErrNotFound)
-		}
-		if err != nil {
-			return wrapErr("replace", err)
-		}
-		if cur.etag != ifMatch {
-			return fmt.Errorf("sqlite: replace %s: %w", k, gtc.ErrPreconditionFailed)
-		}
-		head, err := planRevisions(w, st, p, "replace", cur.revHead.Int64)
-		if err != nil {
-			return err
-		}
-		mask := p.changes(cur)
-		res, err := w.stmt(st.update[mask]).Exec(p.updateArgs(mask, k, ifMatch, head)...)
-		if err != nil {
-			return wrapErr("replace", err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return wrapErr("replace", err)
-		}
-		if n == 0 {
-			// The row exists (read above, in this transaction): the token is stale.
-			return fmt.Errorf("sqlite: replace %s: %w", k, gtc.ErrPreconditionFailed)
-		}
-		if err := syncTags(w, st, cur.pk, oldTags, oldStatus, p); err != nil {
-			return err
-		}
-		return insertRevisionRows(w, st, p, "replace")
-	})
-	if err != nil {
+	if err := is.writeReplace(ctx, prev, p); err != nil {
 		return nil, err
 	}
 	return p.stored, nil
+}
+
+// prepareReplace checks a replace of prev by next and prepares next.
+func (s *Store) prepareReplace(ctx context.Context, prev, next *gtc.Item) (*preparedItem, error) {
+	if prev == nil || next == nil {
+		return nil, fmt.Errorf("sqlite: replace: %w: nil item", gtc.ErrInvalidArgument)
+	}
+	if k := prev.Key(); next.Key() != k {
+		return nil, fmt.Errorf("sqlite: replace: %w: key %s differs from %s", gtc.ErrInvalidArgument, next.Key(), k)
+	}
+	return s.prepareItem(ctx, "replace", prev, next)
+}
+
+// writeReplace writes p, prepared from an item that replaces prev, as one queued write.
+func (is *itemStore) writeReplace(ctx context.Context, prev *gtc.Item, p *preparedItem) error {
+	st := &is.s.stmts
+	return is.s.write(ctx, "replace", func(w *wtx) error {
+		cur, err := currentFor(w, st, prev)
+		if err != nil {
+			return err
+		}
+		var tags tagChanges
+		if err := applyReplace(w, st, prev, cur, p, &tags); err != nil {
+			return err
+		}
+		return tags.flush(w, st)
+	})
+}
+
+// currentFor reads the stored columns of prev's item in the write transaction: ErrNotFound
+// when it is gone (or in another bucket), ErrPreconditionFailed when its ETag is no longer
+// prev's. It writes nothing.
+func currentFor(w *wtx, st *statements, prev *gtc.Item) (storedColumns, error) {
+	k := prev.Key()
+	var cur storedColumns
+	err := cur.scan(w.stmt(st.currentOf).QueryRow(k.DatasetName, k.ID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return cur, replaceRefused(prev, nil)
+	}
+	if err != nil {
+		return cur, wrapErr("replace", err)
+	}
+	return cur, replaceRefused(prev, &cur)
+}
+
+// replaceRefused is the error of a replace of prev whose item is stored with the columns
+// cur (nil: no item of its dataset and id): ErrNotFound when it is gone (or in another
+// bucket), ErrPreconditionFailed when its ETag is no longer prev's, else nil.
+func replaceRefused(prev *gtc.Item, cur *storedColumns) error {
+	k := prev.Key()
+	if cur == nil || cur.bucket != k.Bucket {
+		return fmt.Errorf("sqlite: replace %s: %w", k, gtc.ErrNotFound)
+	}
+	if cur.etag != prev.ETag {
+		return fmt.Errorf("sqlite: replace %s: %w", k, gtc.ErrPreconditionFailed)
+	}
+	return nil
+}
+
+// applyReplace writes p over prev's item, whose stored columns were read as cur, in the
+// write transaction: its revisions and its row; the changes of its tag rows are gathered
+// into tags, for the caller to flush. An error may leave part of it written: the caller's
+// write must fail with it.
+func applyReplace(w *wtx, st *statements, prev *gtc.Item, cur storedColumns, p *preparedItem, tags *tagChanges) error {
+	k := prev.Key()
+	head, err := planRevisions(w, st, p, "replace", cur.revHead.Int64)
+	if err != nil {
+		return err
+	}
+	mask := p.changes(cur)
+	res, err := w.stmt(st.update[mask]).Exec(p.updateArgs(mask, k, prev.ETag, head)...)
+	if err != nil {
+		return wrapErr("replace", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return wrapErr("replace", err)
+	}
+	if n == 0 {
+		// The row exists (read above, in this transaction): the token is stale.
+		return fmt.Errorf("sqlite: replace %s: %w", k, gtc.ErrPreconditionFailed)
+	}
+	if err := syncTags(w, st, cur.pk, prev.Tags(), string(prev.Status), p, tags); err != nil {
+		return err
+	}
+	return insertRevisionRows(w, st, p, "replace")
 }
 
 // storedColumns are the current values of the indexed columns Replace may leave alone.
@@ -496,8 +538,13 @@ type storedColumns struct {
 
 // scan reads the row of currentOf.
 func (cur *storedColumns) scan(row *sql.Row) error {
-	return row.Scan(&cur.pk, &cur.bucket, &cur.etag, &cur.status, &cur.assignedTo, &cur.skAssigned, &cur.skTagCount,
-		&cur.skReferences, &cur.skReviewed, &cur.skUpdated, &cur.skHasAnswer, &cur.skRecent, &cur.revHead)
+	return row.Scan(cur.dest()...)
+}
+
+// dest are the scan destinations of currentColumns.
+func (cur *storedColumns) dest() []any {
+	return []any{&cur.pk, &cur.bucket, &cur.etag, &cur.status, &cur.assignedTo, &cur.skAssigned, &cur.skTagCount,
+		&cur.skReferences, &cur.skReviewed, &cur.skUpdated, &cur.skHasAnswer, &cur.skRecent, &cur.revHead}
 }
 
 // changes returns the update variant that writes p over cur.
@@ -554,11 +601,12 @@ func (p *preparedItem) updateArgs(mask int, k gtc.Key, ifMatch string, head int6
 }
 
 // syncTags makes the item's rows in item_tags match p: its tags, with its status. Only the
-// differences are written. old and oldStatus describe the rows as they are: Replace calls
-// this only after its conditional update matched the ETag of prev, and every write keeps
-// item_tags equal to the stored document's tags in the same transaction, so the rows are
-// prev's tags with prev's status and need not be read back.
-func syncTags(w *wtx, st *statements, pk int64, old []string, oldStatus string, p *preparedItem) error {
+// differences are written: they are gathered into tags, for the caller to flush (a status
+// change deletes the item's rows at once). old and oldStatus describe the rows as they are:
+// a replace calls this only after its conditional update matched the ETag of prev, and every
+// write keeps item_tags equal to the stored document's tags in the same transaction, so the
+// rows are prev's tags with prev's status and need not be read back.
+func syncTags(w *wtx, st *statements, pk int64, old []string, oldStatus string, p *preparedItem, tags *tagChanges) error {
 	status := string(p.stored.Status)
 	if status != oldStatus {
 		// Status is part of every row's key: rewrite them all.
@@ -569,9 +617,7 @@ func syncTags(w *wtx, st *statements, pk int64, old []string, oldStatus string, 
 	}
 	for _, tag := range old {
 		if !slices.Contains(p.tags, tag) {
-			if _, err := w.stmt(st.deleteTag).Exec(pk, tag); err != nil {
-				return wrapErr("write tags", err)
-			}
+			tags.remove(pk, tag)
 		}
 	}
 	var added []string
@@ -580,12 +626,37 @@ func syncTags(w *wtx, st *statements, pk int64, old []string, oldStatus string, 
 			added = append(added, tag)
 		}
 	}
-	var rows tagRows
-	rows.add(pk, p.stored.DatasetName, status, added)
-	if err := rows.insert(w, st); err != nil {
-		return wrapErr("write tags", err)
-	}
+	tags.rows.add(pk, p.stored.DatasetName, status, added)
 	return nil
+}
+
+// tagChanges are the item_tags changes of one or many replaced items, gathered so that each
+// kind is one statement (flush): the rows they lose, one JSON array of [item_pk, tag] pairs,
+// and the rows they gain. The items are distinct, so the order of the two does not matter.
+type tagChanges struct {
+	removed []byte
+	rows    tagRows
+}
+
+// remove gathers the deletion of the row (pk, tag).
+func (c *tagChanges) remove(pk int64, tag string) {
+	if len(c.removed) == 0 {
+		c.removed = append(c.removed, '[')
+	} else {
+		c.removed = append(c.removed, ',')
+	}
+	c.removed = append(strconv.AppendInt(append(c.removed, '['), pk, 10), ',')
+	c.removed = append(codec.AppendString(c.removed, tag), ']')
+}
+
+// flush writes the gathered changes.
+func (c *tagChanges) flush(w *wtx, st *statements) error {
+	if len(c.removed) > 0 {
+		if _, err := w.stmt(st.deleteTags).Exec(string(append(c.removed, ']'))); err != nil {
+			return wrapErr("write tags", err)
+		}
+	}
+	return wrapErr("write tags", c.rows.insert(w, st))
 }
 
 // tagRows are item_tags rows gathered for one statement per (dataset, status): the tags of

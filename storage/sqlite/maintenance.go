@@ -501,7 +501,11 @@ func (m *maintenance) ReplaceRaw(ctx context.Context, prev gtc.RawDoc, body map[
 		} else if n == 0 {
 			return notWritten(w, st, op, k)
 		}
-		if err := syncTags(w, st, cur.pk, oldTags, cur.status, p); err != nil {
+		var tags tagChanges
+		if err := syncTags(w, st, cur.pk, oldTags, cur.status, p, &tags); err != nil {
+			return err
+		}
+		if err := tags.flush(w, st); err != nil {
 			return err
 		}
 		return insertRevisionRows(w, st, p, op)

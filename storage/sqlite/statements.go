@@ -7,6 +7,20 @@ import (
 	"strings"
 )
 
+// currentColumns are the columns of an item a replace reads first (storedColumns).
+const currentColumns = `pk, bucket, etag, status, assigned_to, sk_assigned, sk_tag_count, sk_references,
+  sk_reviewed, sk_updated, sk_has_answer, sk_recent, rev_head`
+
+// currentOfEachSQL reads currentColumns of many items, whose keys travel as one JSON array of
+// [dataset_name, id] pairs: the first column is an item's position in it, and a missing item
+// has no row. Each item is one lookup in the (dataset_name, id) index.
+const currentOfEachSQL = `SELECT k.key, ` + currentColumns + ` FROM json_each(?) AS k
+  JOIN items ON items.dataset_name = k.value ->> 0 AND items.id = k.value ->> 1`
+
+// deleteTagsSQL deletes the item_tags rows of any number of items, which travel as one JSON
+// array of [item_pk, tag] pairs (tagChanges); each is one lookup in item_tags_item.
+const deleteTagsSQL = `DELETE FROM item_tags WHERE (item_pk, tag) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`
+
 // itemColumns are the columns Create sets besides the key, in the order of columnArgs.
 const itemColumns = `status, assigned_to, etag, index_v,
   sk_reviewed, sk_updated, sk_has_answer, sk_tag_count, sk_references, sk_assigned, sk_recent,
@@ -26,14 +40,14 @@ type statements struct {
 
 	// writer
 	savepoint, release, rollbackTo                *sql.Stmt
-	keyOf, insertItem, currentOf                  *sql.Stmt
+	keyOf, insertItem, currentOf, currentOfEach   *sql.Stmt
 	revisionInsert, revisionList, revisionGet     *sql.Stmt
 	revisionListAfter                             *sql.Stmt
 	revisionChain, revisionDocs, revisionMaxRID   *sql.Stmt
 	revisionDelete, revisionRebase                *sql.Stmt
 	deleteRevisionsOf                             *sql.Stmt
 	update                                        [updateVariants]*sql.Stmt
-	insertTags, deleteTag, deleteTagsOf           *sql.Stmt
+	insertTags, deleteTags, deleteTagsOf          *sql.Stmt
 	deleteItems, deleteCuration                   *sql.Stmt
 	curationETag, curationInsert, curationUpdate  *sql.Stmt
 	storeTagInsert, storeTagDelete, storeTagsInTx *sql.Stmt
@@ -117,9 +131,8 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	st.insertItem = p(wdb, `INSERT OR FAIL INTO items (id, dataset_name, bucket, `+itemColumns+`, rev_head)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (dataset_name, id) DO NOTHING RETURNING pk`)
-	st.currentOf = p(wdb, `SELECT pk, bucket, etag, status, assigned_to, sk_assigned, sk_tag_count, sk_references,
-  sk_reviewed, sk_updated, sk_has_answer, sk_recent, rev_head
-  FROM items WHERE dataset_name = ? AND id = ?`)
+	st.currentOf = p(wdb, `SELECT `+currentColumns+` FROM items WHERE dataset_name = ? AND id = ?`)
+	st.currentOfEach = p(wdb, currentOfEachSQL)
 	for mask := range updateVariants {
 		st.update[mask] = p(wdb, updateSQL(mask))
 	}
@@ -127,7 +140,7 @@ func (st *statements) prepare(ctx context.Context, wdb, rdb *sql.DB) error {
 	// travel as one JSON object (tagRows).
 	st.insertTags = p(wdb, `INSERT OR FAIL INTO item_tags (tag, dataset_name, status, item_pk)
   SELECT t.value, ?, ?, CAST(i.key AS INTEGER) FROM json_each(?) AS i, json_each(i.value) AS t`)
-	st.deleteTag = p(wdb, `DELETE FROM item_tags WHERE item_pk = ? AND tag = ?`)
+	st.deleteTags = p(wdb, deleteTagsSQL)
 	st.deleteTagsOf = p(wdb, `DELETE FROM item_tags WHERE item_pk = ?`)
 	st.deleteItems = p(wdb, `DELETE FROM items WHERE dataset_name = ?`)
 	// The rowids and numbers of the list that starts at a revision, oldest first.

@@ -43,6 +43,9 @@ type writeOp struct {
 	run   func(w *wtx) error
 	state atomic.Int32
 	done  chan error // buffered; receives exactly one result unless abandoned
+	// bulk marks a write of many items (writeBulk), which is not counted among the waiting
+	// writes.
+	bulk bool
 }
 
 // wtx is the view of the shared write transaction an operation gets. Statements run with
@@ -89,24 +92,41 @@ func (w *wtx) stmt(st *sql.Stmt) *sql.Stmt {
 // operation, it is never run and the context error is returned; once taken, it runs to the
 // end and its real result is returned.
 func (s *Store) write(ctx context.Context, name string, run func(w *wtx) error) error {
+	return s.enqueue(ctx, &writeOp{ctx: ctx, name: name, run: run, done: make(chan error, 1)})
+}
+
+// writeBulk is write for an operation that carries many items (a chunk of ReplaceEach). Such
+// a write shares its commit among its items already, so the writer never holds a batch open
+// waiting for company on its account: it is not counted among the waiting writes the writer
+// expects. It still joins the batch of whatever else is queued or expected.
+func (s *Store) writeBulk(ctx context.Context, name string, run func(w *wtx) error) error {
+	return s.enqueue(ctx, &writeOp{ctx: ctx, name: name, run: run, done: make(chan error, 1), bulk: true})
+}
+
+// enqueue queues op and waits for its result (write).
+func (s *Store) enqueue(ctx context.Context, op *writeOp) error {
+	name := op.name
 	if err := ctx.Err(); err != nil {
 		return wrapErr(name, err)
 	}
 	if s.closed.Load() {
 		return errClosed(name)
 	}
-	op := &writeOp{ctx: ctx, name: name, run: run, done: make(chan error, 1)}
 	// This write waits from now until the writer answers it (runBatch counts it out).
-	n := s.waiting.Add(1)
+	counted := int64(1)
+	if op.bulk {
+		counted = 0
+	}
+	n := s.waiting.Add(counted)
 	for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
 	}
 	select {
 	case s.queue <- op:
 	case <-ctx.Done():
-		s.waiting.Add(-1)
+		s.waiting.Add(-counted)
 		return wrapErr(name, ctx.Err())
 	case <-s.stop:
-		s.waiting.Add(-1)
+		s.waiting.Add(-counted)
 		return errClosed(name)
 	}
 	select {
@@ -178,7 +198,13 @@ func (s *Store) drain(batch []*writeOp) []*writeOp {
 }
 
 func (s *Store) runBatch(batch []*writeOp) {
-	defer s.waiting.Add(-int64(len(batch)))
+	counted := int64(0)
+	for _, op := range batch {
+		if !op.bulk {
+			counted++
+		}
+	}
+	defer s.waiting.Add(-counted)
 	live := make([]*writeOp, 0, len(batch))
 	for _, op := range batch {
 		if !op.state.CompareAndSwap(opPending, opTaken) {

@@ -32,6 +32,8 @@ func (s *suite) itemTests() []namedTest {
 		{"ReplaceGone", s.replaceGone},                        // 8
 		{"ReplaceKeyChange", s.replaceKeyChange},              // 9
 		{"ReplaceConcurrent", s.replaceConcurrent},            // 10
+		{"ReplaceEach", s.replaceEach},                        // 40
+		{"ReplaceEachRetention", s.replaceEachRetention},      // 40
 		{"Update", s.update},                                  // 11
 		{"SoftDelete", s.softDelete},                          // 12
 		{"InvalidBucket", s.invalidBucket},                    // 13
@@ -276,6 +278,153 @@ func (s *suite) createEach(t *testing.T) {
 	assert.Equal(t, n, count("batch:each"), "every created item is found by its tag")
 	assert.Equal(t, n/2, count("batch:each", "parity:1"))
 	assert.Empty(t, st.Items().CreateEach(ctxT(t), nil), "an empty call")
+}
+
+// 40. ReplaceEach: each pair is written as Replace writes it and stands or falls alone, its
+// result in its place, however many the call holds. A written item has its new ETag, its
+// next revision number and one revision recorded with the context's change, and is found by
+// its new tags and no longer by its old ones; a stale pair is ErrPreconditionFailed and a
+// gone item ErrNotFound, both writing nothing; a second pair of one item in the call, a
+// change of key and a nil item are ErrInvalidArgument. A status change moves the item's
+// tags with it.
+func (s *suite) replaceEach(t *testing.T) {
+	st := s.open(t)
+	const n = 140
+	var fresh []*gtc.Item
+	for i := range n {
+		it := s.item("each", fmt.Sprintf("it-%03d", i))
+		it.ManualTags = []string{"topic:old", fmt.Sprintf("parity:%d", i%2)}
+		fresh = append(fresh, it)
+	}
+	fresh = append(fresh, s.item("gone", "doomed"))
+	stored := createAll(t, st, fresh)
+	items, doomed := stored[:n], stored[n]
+	_, err := st.Items().DeleteDataset(ctxT(t), "gone")
+	require.NoError(t, err)
+
+	var pairs []gtc.Replacement
+	for i, cur := range items {
+		next := cur.Clone()
+		next.ManualTags = []string{"topic:new", fmt.Sprintf("parity:%d", i%2)}
+		next.Comment = fmt.Sprintf("each %d", i)
+		next.UpdatedAt = s.now().Add(time.Minute)
+		if i == 5 {
+			next.Status = gtc.StatusApproved
+		}
+		pairs = append(pairs, gtc.Replacement{Prev: cur, Next: next})
+	}
+	// Item 9 changes after its pair was made: the pair is stale.
+	edited := replaceComment(t, ctxT(t), st, items[9], "a curator's edit")
+	gone := doomed.Clone()
+	gone.Comment = "resurrected?"
+	again := items[3].Clone()
+	again.Comment = "the second of the call"
+	moved := items[4].Clone()
+	moved.ID = "moved"
+	pairs = append(pairs,
+		gtc.Replacement{Prev: doomed, Next: gone},          // n
+		gtc.Replacement{Prev: items[3], Next: again},       // n+1
+		gtc.Replacement{Prev: items[4], Next: moved},       // n+2
+		gtc.Replacement{Prev: items[6], Next: nil},         // n+3
+		gtc.Replacement{Prev: nil, Next: items[7].Clone()}, // n+4
+	)
+
+	ctx := gtc.WithChange(gtc.WithCaller(ctxT(t), gtc.Caller{UserID: "agent-user"}), gtc.Change{Source: gtc.SourceAgentPrefix + "op_each", OperationID: "op_each"})
+	out, errs := st.Items().ReplaceEach(ctx, pairs)
+	require.Len(t, out, len(pairs))
+	require.Len(t, errs, len(pairs))
+	for i := range n {
+		if i == 9 {
+			require.ErrorIs(t, errs[i], gtc.ErrPreconditionFailed, "a stale pair")
+			assert.Nil(t, out[i])
+			continue
+		}
+		require.NoError(t, errs[i], "pair %d", i)
+		require.NotNil(t, out[i], "pair %d", i)
+		assert.NotEqual(t, items[i].ETag, out[i].ETag, "pair %d: a new ETag", i)
+		assert.Equal(t, items[i].Revision+1, out[i].Revision, "pair %d: the next revision", i)
+	}
+	require.ErrorIs(t, errs[n], gtc.ErrNotFound, "a gone item")
+	require.ErrorIs(t, errs[n+1], gtc.ErrInvalidArgument, "a second pair of one item")
+	require.ErrorIs(t, errs[n+2], gtc.ErrInvalidArgument, "a change of key")
+	require.ErrorIs(t, errs[n+3], gtc.ErrInvalidArgument, "a nil next")
+	require.ErrorIs(t, errs[n+4], gtc.ErrInvalidArgument, "a nil prev")
+	for i := n; i < len(pairs); i++ {
+		assert.Nil(t, out[i], "pair %d", i)
+	}
+
+	for i, cur := range items {
+		got := get(t, st, cur.Key())
+		if i == 9 {
+			assert.Equal(t, edited.ETag, got.ETag, "the curator's edit stands")
+			assert.Equal(t, items[9].ManualTags, got.ManualTags)
+			continue
+		}
+		assert.Equal(t, out[i].ETag, got.ETag, "%s", cur.Key())
+		assert.Equal(t, fmt.Sprintf("each %d", i), got.Comment, "%s: the first pair of the item is written", cur.Key())
+		assert.Equal(t, jsonTree(t, codec.ItemStoredJSON(out[i])), jsonTree(t, codec.ItemStoredJSON(got)), "%s: what was returned is stored", cur.Key())
+	}
+	_, err = st.Items().Locate(ctxT(t), "gone", "doomed")
+	assert.ErrorIs(t, err, gtc.ErrNotFound, "ReplaceEach never re-creates")
+	_, err = st.Items().Locate(ctxT(t), "each", "moved")
+	assert.ErrorIs(t, err, gtc.ErrNotFound)
+
+	count := func(f gtc.Filter) int {
+		f.DatasetNames = []string{"each"}
+		c, err := st.Items().Count(ctxT(t), f)
+		require.NoError(t, err)
+		return c
+	}
+	assert.Equal(t, n-1, count(gtc.Filter{AllTags: []string{"topic:new"}}))
+	assert.Equal(t, 1, count(gtc.Filter{AllTags: []string{"topic:old"}}), "only the stale item keeps its old tag")
+	assert.Equal(t, n/2, count(gtc.Filter{AllTags: []string{"topic:new", "parity:0"}}))
+	assert.Equal(t, 1, count(gtc.Filter{AllTags: []string{"topic:new"}, Statuses: []gtc.Status{gtc.StatusApproved}}), "the status change moved the tags")
+
+	r, err := st.Revisions().Get(ctxT(t), "each", items[0].ID, out[0].Revision)
+	require.NoError(t, err)
+	assert.Equal(t, "agent-user", r.Actor)
+	assert.Equal(t, gtc.SourceAgentPrefix+"op_each", r.Source)
+	assert.Equal(t, "op_each", r.OperationID)
+	assert.Equal(t, items[0].ETag, r.ETagBefore)
+	assert.Equal(t, out[0].ETag, r.ETagAfter)
+	// Two revisions each: the create and the pair's write, or for the stale item the
+	// curator's edit, nothing of its pair.
+	for _, i := range []int{0, 9, 63, 64, n - 1} {
+		page, err := st.Revisions().List(ctxT(t), "each", items[i].ID, "", 10)
+		require.NoError(t, err)
+		assert.Len(t, page.Revisions, 2, "%s: one revision per write", items[i].Key())
+	}
+
+	none, noErrs := st.Items().ReplaceEach(ctxT(t), nil)
+	assert.Empty(t, none, "an empty call")
+	assert.Empty(t, noErrs, "an empty call")
+}
+
+// 40. ReplaceEach applies the retention settings to each item as Replace does.
+func (s *suite) replaceEachRetention(t *testing.T) {
+	st, _ := s.openHistory(t, gtc.HistoryOptions{MaxRevisions: 2})
+	var fresh []*gtc.Item
+	for i := range 3 {
+		fresh = append(fresh, s.item("ds", fmt.Sprintf("kept-%d", i)))
+	}
+	items := createAll(t, st, fresh)
+	for round := range 3 {
+		pairs := make([]gtc.Replacement, len(items))
+		for i, cur := range items {
+			next := cur.Clone()
+			next.Comment = fmt.Sprintf("round %d", round)
+			pairs[i] = gtc.Replacement{Prev: cur, Next: next}
+		}
+		out, errs := st.Items().ReplaceEach(ctxT(t), pairs)
+		for i := range items {
+			require.NoError(t, errs[i])
+			items[i] = out[i]
+		}
+	}
+	for _, it := range items {
+		assert.Equal(t, []int64{4, 3}, numbers(listAll(t, st, it.DatasetName, it.ID)), "%s: the 2 newest of 4", it.Key())
+		assert.Equal(t, codec.ItemStoredJSON(it), rebuild(t, st, it, 4), "%s", it.Key())
+	}
 }
 
 func (s *suite) getMissing(t *testing.T) {

@@ -3,7 +3,7 @@
 // so the SQLite and Cosmos DB stores are proven to mean the same thing. A backend supplies a
 // Harness and calls Run from its own tests.
 //
-// Behaviours covered: 1–30 and 32–39. Behaviour 31 (Cosmos assignment records) and
+// Behaviours covered: 1–30 and 32–40. Behaviour 31 (Cosmos assignment records) and
 // the Cosmos-only part of 38 (documents other tools wrote into unregistered buckets,
 // duplicate ids) are tested in storage/cosmos.
 package storetest
