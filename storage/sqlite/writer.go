@@ -198,20 +198,14 @@ func (s *Store) drain(batch []*writeOp) []*writeOp {
 }
 
 func (s *Store) runBatch(batch []*writeOp) {
-	counted := int64(0)
-	for _, op := range batch {
-		if !op.bulk {
-			counted++
-		}
-	}
-	defer s.waiting.Add(-counted)
 	live := make([]*writeOp, 0, len(batch))
 	for _, op := range batch {
 		if !op.state.CompareAndSwap(opPending, opTaken) {
-			continue // abandoned by its caller
+			s.answered(op) // abandoned by its caller
+			continue
 		}
 		if err := op.ctx.Err(); err != nil {
-			op.done <- wrapErr(op.name, err)
+			s.answer(op, wrapErr(op.name, err))
 			continue
 		}
 		live = append(live, op)
@@ -226,7 +220,21 @@ func (s *Store) runBatch(batch []*writeOp) {
 		}
 	}
 	for i, op := range live {
-		op.done <- results[i]
+		s.answer(op, results[i])
+	}
+}
+
+// answer gives op its result; the write stops waiting first, so a caller that has its
+// result is no longer counted among the waiting writes.
+func (s *Store) answer(op *writeOp, err error) {
+	s.answered(op)
+	op.done <- err
+}
+
+// answered counts op out of the waiting writes (a bulk write was never counted in).
+func (s *Store) answered(op *writeOp) {
+	if !op.bulk {
+		s.waiting.Add(-1)
 	}
 }
 
